@@ -1,0 +1,71 @@
+//! Subcommands and the arguments they share.
+
+mod apply;
+mod bench;
+mod moves;
+mod perft;
+mod show;
+
+use anyhow::{Context, Result};
+use camelot_rules::{Position, Ruleset};
+use clap::{Args, Parser, Subcommand};
+
+/// camelot-zero: self-play training, evaluation and tools for Camelot and its family.
+#[derive(Parser, Debug)]
+#[command(name = "camelot", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Count the leaf nodes of the move tree (moves deduplicated by resulting position).
+    Perft(perft::PerftArgs),
+    /// List the legal moves of a position, one `MOVE<TAB>CPN after` per line, sorted.
+    Moves(moves::MovesArgs),
+    /// Play moves from a position and print the CPN after the last one.
+    Apply(apply::ApplyArgs),
+    /// Draw a position with coordinates.
+    Show(show::ShowArgs),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// Dispatches a parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Perft(args) => perft::run(args),
+        Command::Moves(args) => moves::run(args),
+        Command::Apply(args) => apply::run(args),
+        Command::Show(args) => show::run(args),
+        Command::Bench(cmd) => bench::run(cmd),
+    }
+}
+
+/// `--variant` and `--set`: which ruleset.
+#[derive(Args, Debug, Clone)]
+pub struct RulesArgs {
+    /// Variant: camelot, camelot-cz, chivalry, chivalry-1888, cam, camette.
+    #[arg(long, default_value = "camelot")]
+    pub variant: String,
+    /// Override a ruleset flag, e.g. `--set charge_rule=final` (repeatable).
+    #[arg(long = "set", value_name = "FLAG=VALUE")]
+    pub set: Vec<String>,
+}
+
+impl RulesArgs {
+    /// The ruleset these arguments name.
+    pub fn ruleset(&self) -> Result<Ruleset> {
+        Ok(Ruleset::with_overrides(&self.variant, &self.set)?)
+    }
+}
+
+/// `--position`: a CPN, or the variant's start when absent.
+pub fn position(rules: &Ruleset, cpn: Option<&str>) -> Result<Position> {
+    match cpn {
+        None => Ok(Position::start(rules)),
+        Some(text) => rules.parse_cpn(text).with_context(|| format!("reading --position `{text}`")),
+    }
+}

@@ -1,0 +1,51 @@
+//! `camelot perft`: move-generator check and speed figure.
+
+use super::{position, RulesArgs};
+use anyhow::Result;
+use clap::Args;
+use std::time::Instant;
+
+/// Arguments of `camelot perft`.
+#[derive(Args, Debug)]
+pub struct PerftArgs {
+    #[command(flatten)]
+    rules: RulesArgs,
+    /// Start position as CPN (default: the variant's start).
+    #[arg(long)]
+    position: Option<String>,
+    /// Depth in plies.
+    #[arg(long)]
+    depth: u32,
+    /// Print the count below each root move first.
+    #[arg(long)]
+    divide: bool,
+}
+
+/// Prints the count as the last line of standard output; timing goes to standard error.
+pub fn run(args: PerftArgs) -> Result<()> {
+    let rules = args.rules.ruleset()?;
+    let pos = position(&rules, args.position.as_deref())?;
+    let started = Instant::now();
+    let total = if args.divide {
+        let rows = rules.perft_divide(&pos, args.depth);
+        for (mv, count) in &rows {
+            println!("{mv}\t{count}");
+        }
+        if args.depth == 0 {
+            1
+        } else {
+            rows.iter().map(|(_, c)| c).sum()
+        }
+    } else {
+        rules.perft(&pos, args.depth)
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    eprintln!(
+        "perft {} ({}): {total} leaves in {seconds:.3} s, {:.0} moves/s",
+        args.depth,
+        rules.name(),
+        total as f64 / seconds.max(1e-9)
+    );
+    println!("{total}");
+    Ok(())
+}
