@@ -28,7 +28,11 @@ pub enum MoveKind {
 }
 
 /// A legal whole move: the moving piece's origin and landing square and what it captures.
-/// Two moves that give the same position are the same move, so these fields identify it.
+/// Two moves that give the same position are the same move, so these fields identify it, with
+/// one exception: a capture that brings its piece back to its origin (`from == to`) leaves the
+/// same position whichever piece makes it, so such moves are identified by their captures
+/// alone and listed once (by the piece of the canonical path in
+/// [`Ruleset::legal_moves_with_paths`]).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Move {
     /// Squares of the captured pieces.
@@ -262,15 +266,23 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// Every capturing move of the piece on `origin`: plain jumps if it can jump, charges if it
-    /// is a knight. Deduplicated by resulting position; a plain jump is kept over a charge that
-    /// gives the same position, as it has fewer legs.
-    fn push_captures(&self, origin: Square, can_jump: bool, out: &mut Vec<Move>) {
+    /// Every capturing move of the piece on `origin`: plain jumps if it can jump, and charges
+    /// from `charge_starts` (a knight's hot canter landings). Deduplicated by resulting
+    /// position; a plain jump is kept over a charge that gives the same position, as it has
+    /// fewer legs.
+    fn push_captures(&self, origin: Square, can_jump: bool, charge_starts: Bitboard, out: &mut Vec<Move>) {
         let start = out.len();
         let empty = self.empty | Bitboard::from_square(origin);
         let mut path = [0u8; 32];
         let push = |out: &mut Vec<Move>, to: Square, captures: Bitboard, kind: MoveKind| {
-            if !out[start..].iter().any(|m| m.to == to && m.captures == captures) {
+            // A move that brings its piece back to its origin leaves the same position whichever
+            // piece makes it, so those are compared across all pieces (they are rare).
+            let duplicate = if to == origin {
+                out.iter().any(|m| m.from == m.to && m.captures == captures)
+            } else {
+                out[start..].iter().any(|m| m.to == to && m.captures == captures)
+            };
+            if !duplicate {
                 out.push(Move { captures, from: origin, to, kind });
             }
         };
@@ -279,13 +291,10 @@ impl<'a> Context<'a> {
                 push(out, to, captures, MoveKind::Jump)
             });
         }
-        if self.knights.contains(origin) {
-            let (starts, _) = self.knight_canters(origin);
-            for landing in starts {
-                self.jumps(landing, self.theirs, empty, &mut path, 0, &mut |to, captures, _| {
-                    push(out, to, captures, MoveKind::Charge)
-                });
-            }
+        for landing in charge_starts {
+            self.jumps(landing, self.theirs, empty, &mut path, 0, &mut |to, captures, _| {
+                push(out, to, captures, MoveKind::Charge)
+            });
         }
     }
 }
@@ -306,22 +315,33 @@ impl Ruleset {
         let cx = Context::new(self, pos);
         let ob = cx.obligations();
         let movable = ob.movers & !cx.opp_castle;
+        let quiet = !ob.must_capture;
         for origin in movable {
             let can_jump = ob.jumpers.contains(origin);
-            if can_jump || cx.knights.contains(origin) {
-                cx.push_captures(origin, can_jump, out);
+            let (charge_starts, canters) = if cx.knights.contains(origin) {
+                cx.knight_canters(origin)
+            } else {
+                (Bitboard::EMPTY, if quiet { cx.man_canters(origin) } else { Bitboard::EMPTY })
+            };
+            if can_jump || charge_starts.any() {
+                cx.push_captures(origin, can_jump, charge_starts, out);
+            }
+            if quiet {
+                for to in canters {
+                    out.push(Move { captures: Bitboard::EMPTY, from: origin, to, kind: MoveKind::Canter });
+                }
             }
         }
-        if !ob.must_capture {
-            self.push_quiet_moves(&cx, &ob, pos, out);
+        if quiet {
+            self.push_steps(&cx, &ob, pos, out);
         }
         if ob.exit_castle {
             out.retain(|m| !cx.own_castle.contains(m.to));
         }
     }
 
-    /// Steps, castle moves and canters.
-    fn push_quiet_moves(&self, cx: &Context<'_>, ob: &Obligations, pos: &Position, out: &mut Vec<Move>) {
+    /// Plain steps and castle moves.
+    fn push_steps(&self, cx: &Context<'_>, ob: &Obligations, pos: &Position, out: &mut Vec<Move>) {
         let movable = ob.movers & !cx.opp_castle;
         let step_targets = cx.empty & !cx.own_castle;
         crate::for_each_direction!(D => {
@@ -339,12 +359,6 @@ impl Ruleset {
                         out.push(Move { captures: Bitboard::EMPTY, from, to, kind: MoveKind::CastleMove });
                     }
                 }
-            }
-        }
-        for origin in movable {
-            let dests = if cx.knights.contains(origin) { cx.knight_canters(origin).1 } else { cx.man_canters(origin) };
-            for to in dests {
-                out.push(Move { captures: Bitboard::EMPTY, from: origin, to, kind: MoveKind::Canter });
             }
         }
     }

@@ -186,14 +186,20 @@ impl Ruleset {
             MoveKind::Jump | MoveKind::Charge => {
                 let ob = cx.obligations();
                 let mut best: Option<Path> = None;
-                cx.capture_paths(mv.from, ob.jumpers.contains(mv.from), &mut |to, captured, path| {
-                    if to == mv.to
-                        && captured == mv.captures
-                        && best.as_ref().is_none_or(|b| path_order(&path, b) == Ordering::Less)
-                    {
-                        best = Some(path);
-                    }
-                });
+                // A capture that returns its piece to its origin may be made by several pieces.
+                let origins = if mv.from == mv.to { ob.movers & !cx.opp_castle } else { Bitboard::from_square(mv.from) };
+                for origin in origins {
+                    let same_place = mv.from == mv.to;
+                    cx.capture_paths(origin, ob.jumpers.contains(origin), &mut |to, captured, path| {
+                        let lands = if same_place { to == origin } else { to == mv.to };
+                        if lands
+                            && captured == mv.captures
+                            && best.as_ref().is_none_or(|b| path_order(&path, b) == Ordering::Less)
+                        {
+                            best = Some(path);
+                        }
+                    });
+                }
                 best.unwrap_or_else(simple)
             }
         }
@@ -210,8 +216,13 @@ impl Ruleset {
         self.legal_moves(pos, &mut moves);
         let mut out: Vec<(String, Move, Path)> = moves
             .into_iter()
-            .map(|m| {
+            .map(|mut m| {
                 let p = self.canonical_path(pos, &m);
+                if m.from == m.to {
+                    // Name a returning capture by the piece of its canonical path.
+                    m.from = p.squares[0];
+                    m.to = p.squares[0];
+                }
                 (p.to_string(), m, p)
             })
             .collect();
@@ -229,7 +240,11 @@ impl Ruleset {
         let mv = self.simulate_path(pos, &path).map_err(|reason| Error::mv(text, reason))?;
         let mut legal = Vec::new();
         self.legal_moves(pos, &mut legal);
-        if let Some(found) = legal.iter().find(|m| m.from == mv.from && m.to == mv.to && m.captures == mv.captures) {
+        let same = |m: &&Move| {
+            m.captures == mv.captures
+                && ((m.from == mv.from && m.to == mv.to) || (m.from == m.to && mv.from == mv.to && mv.is_capture()))
+        };
+        if let Some(found) = legal.iter().find(same) {
             return Ok(*found);
         }
         Err(Error::mv(text, self.explain_illegal(pos, &path, &mv)))

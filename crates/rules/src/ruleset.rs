@@ -302,7 +302,7 @@ pub(crate) fn splitmix64(state: &mut u64) -> u64 {
 
 impl Zobrist {
     fn new() -> Zobrist {
-        let mut state = 0x00CA_3E10_7A5E_EDu64;
+        let mut state = 0x00CA_3E10_7A5E_ED00_u64;
         let mut pieces = Box::new([[[0u64; 256]; 2]; 2]);
         for color in pieces.iter_mut() {
             for role in color.iter_mut() {
