@@ -1,0 +1,236 @@
+//! The parts of Gumbel search (Danihelka et al. 2022, "Policy improvement by planning with
+//! Gumbel") as small functions, after mctx: the sequential-halving visit schedule, the
+//! completed-Q transform, and the deterministic interior selection.
+
+use crate::tree::{Node, Proof};
+
+/// Smallest logit used for a zero prior, so that scores stay finite.
+pub(crate) const MIN_LOGIT: f32 = -1.0e9;
+
+/// Fills `out` with the sequential-halving schedule for `m` considered actions and `sims`
+/// simulations: entry `k` is the visit count an action must have to be eligible at root
+/// simulation `k`. Same sequence as mctx's `get_sequence_of_considered_visits`.
+pub(crate) fn considered_visit_sequence(m: u32, sims: u32, out: &mut Vec<u32>) {
+    out.clear();
+    if m <= 1 {
+        out.extend(0..sims);
+        return;
+    }
+    let log2max = 32 - (m - 1).leading_zeros(); // ceil(log2(m)) for m >= 2
+    let mut considered = m;
+    let mut visits = 0u32;
+    while (out.len() as u32) < sims {
+        let extra = (sims / (log2max * considered)).max(1);
+        for _ in 0..extra {
+            for _ in 0..considered {
+                out.push(visits);
+            }
+            visits += 1;
+        }
+        considered = (considered / 2).max(2);
+    }
+    out.truncate(sims as usize);
+}
+
+/// Writes into `out` the transformed completed Q-values `sigma(q)` of `children`, from the
+/// view of their parent's player (the children's chooser).
+///
+/// Visited children keep their mean value (their exact value when proven and `solver` is on);
+/// unvisited ones get the mixed value of `raw_value` (the parent's network value) and the
+/// prior-weighted visited Q-values, as in mctx's `qtransform_completed_by_mix_value`. The
+/// completed values are mapped from the known value range `[-1, 1]` to `[0, 1]` (MuZero's
+/// normalisation with known bounds, as in the paper) and multiplied by
+/// `(c_visit + max visits) * c_scale`.
+///
+/// mctx instead rescales by the siblings' own min and max, with `c_scale = 0.1`; with the
+/// paper's `c_scale = 1` that rescaling would make every node's improved policy one-hot on
+/// its best child after a single visit, whatever the size of the gap.
+pub(crate) fn completed_q(
+    children: &[Node],
+    raw_value: f32,
+    c_visit: f32,
+    c_scale: f32,
+    solver: bool,
+    out: &mut Vec<f32>,
+) {
+    out.clear();
+    let q_of = |c: &Node| -> f64 {
+        if solver && c.proof != Proof::Unknown {
+            c.proof.wdl().value() as f64
+        } else {
+            c.q()
+        }
+    };
+    let mut sum_visits = 0u64;
+    let mut max_visits = 0u32;
+    let mut sum_probs = 0.0f64;
+    let mut weighted = 0.0f64;
+    for c in children {
+        max_visits = max_visits.max(c.visits);
+        if c.visits > 0 {
+            sum_visits += c.visits as u64;
+            let p = (c.prior as f64).max(f64::MIN_POSITIVE);
+            sum_probs += p;
+            weighted += p * q_of(c);
+        }
+    }
+    let mixed = if sum_visits > 0 {
+        (raw_value as f64 + sum_visits as f64 * (weighted / sum_probs)) / (sum_visits as f64 + 1.0)
+    } else {
+        raw_value as f64
+    };
+    let scale = (c_visit as f64 + max_visits as f64) * c_scale as f64;
+    for c in children {
+        let q = if c.visits > 0 { q_of(c) } else { mixed };
+        let unit = ((q + 1.0) * 0.5).clamp(0.0, 1.0);
+        out.push((scale * unit) as f32);
+    }
+}
+
+/// `ln(prior)`, floored at [`MIN_LOGIT`].
+#[inline]
+pub(crate) fn logit(prior: f32) -> f32 {
+    if prior > 0.0 {
+        prior.ln().max(MIN_LOGIT)
+    } else {
+        MIN_LOGIT
+    }
+}
+
+/// Softmax of `logit(prior) + sigma[i]` over `children`, into `out` (over `sigma` in place
+/// would do, but the caller still needs `sigma` at the root).
+pub(crate) fn improved_policy(children: &[Node], sigma: &[f32], out: &mut Vec<f32>) {
+    out.clear();
+    let mut max = f32::NEG_INFINITY;
+    for (c, s) in children.iter().zip(sigma) {
+        let z = logit(c.prior) + s;
+        max = max.max(z);
+        out.push(z);
+    }
+    let mut sum = 0.0f32;
+    for z in out.iter_mut() {
+        *z = (*z - max).exp();
+        sum += *z;
+    }
+    if sum > 0.0 {
+        for z in out.iter_mut() {
+            *z /= sum;
+        }
+    }
+}
+
+/// Index (within `children`) chosen by the deterministic interior rule
+/// `argmax(pi'(a) - N(a) / (1 + sum N))`, where `pi'` is the improved policy; in-flight
+/// descents count as visits so that batched descents spread out. Proven losses are skipped
+/// and a proven win is taken at once when `solver` is on.
+pub(crate) fn interior_select(
+    children: &[Node],
+    raw_value: f32,
+    c_visit: f32,
+    c_scale: f32,
+    solver: bool,
+    sigma: &mut Vec<f32>,
+    probs: &mut Vec<f32>,
+) -> usize {
+    if solver {
+        if let Some(i) = children.iter().position(|c| c.proof == Proof::Win) {
+            return i;
+        }
+    }
+    completed_q(children, raw_value, c_visit, c_scale, solver, sigma);
+    improved_policy(children, sigma, probs);
+    let total: u64 = children.iter().map(|c| (c.visits + c.in_flight) as u64).sum();
+    let denom = 1.0 + total as f32;
+    let mut best = usize::MAX;
+    let mut best_score = f32::NEG_INFINITY;
+    for (i, (c, p)) in children.iter().zip(probs.iter()).enumerate() {
+        if solver && c.proof == Proof::Loss {
+            continue;
+        }
+        let score = p - (c.visits + c.in_flight) as f32 / denom;
+        if best == usize::MAX || score > best_score {
+            best = i;
+            best_score = score;
+        }
+    }
+    if best == usize::MAX {
+        // Every child is a proven loss: any will do; take the most visited.
+        most_visited(children)
+    } else {
+        best
+    }
+}
+
+/// Index of the child with the most completed visits (first on ties).
+pub(crate) fn most_visited(children: &[Node]) -> usize {
+    let mut best = 0;
+    for (i, c) in children.iter().enumerate() {
+        if c.visits > children[best].visits {
+            best = i;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seq(m: u32, sims: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        considered_visit_sequence(m, sims, &mut out);
+        out
+    }
+
+    // The expected sequences are mctx's own test cases (seq_halving_test.py).
+    #[test]
+    fn halving_matches_mctx() {
+        assert_eq!(seq(8, 24), vec![0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]);
+        let mut extra = vec![0; 8];
+        extra.extend([1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
+        extra.extend([4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10]);
+        extra.extend([11, 11, 12, 12, 13, 13, 14, 14, 15, 15, 16, 16, 17]);
+        assert_eq!(seq(8, 47), extra);
+        assert_eq!(seq(8, 2), vec![0, 0]);
+        assert_eq!(seq(8, 13), vec![0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2]);
+        assert_eq!(seq(7, 24), vec![0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8]);
+        assert_eq!(seq(0, 16), (0..16).collect::<Vec<_>>());
+        assert_eq!(seq(1, 16), (0..16).collect::<Vec<_>>());
+    }
+
+    fn child(prior: f32, visits: u32, q: f64) -> Node {
+        let mut n = Node::child(0, 0, prior, crate::Player::First);
+        n.visits = visits;
+        n.value_sum = q * visits as f64;
+        n
+    }
+
+    #[test]
+    fn completed_q_uses_mixed_value_for_unvisited() {
+        // Two visited children with q = 1 and q = -1 and priors 0.25 each; raw value 0.5.
+        let children = [child(0.25, 2, 1.0), child(0.25, 2, -1.0), child(0.5, 0, 0.0)];
+        let mut out = Vec::new();
+        completed_q(&children, 0.5, 50.0, 1.0, false, &mut out);
+        // weighted q = 0, mixed = (0.5 + 4 * 0) / 5 = 0.1; mapped from [-1, 1] to [0, 1]:
+        // 1 -> 1, -1 -> 0, 0.1 -> 0.55; times (50 + 2) * 1.
+        assert!((out[0] - 52.0).abs() < 1e-4);
+        assert!(out[1].abs() < 1e-4);
+        assert!((out[2] - 0.55 * 52.0).abs() < 1e-3);
+        // Unvisited everywhere: the raw value fills in.
+        let fresh = [child(0.5, 0, 0.0), child(0.5, 0, 0.0)];
+        completed_q(&fresh, -0.5, 50.0, 0.1, false, &mut out);
+        assert!((out[0] - 0.25 * 5.0).abs() < 1e-5 && out[0] == out[1]);
+    }
+
+    #[test]
+    fn interior_rule_tracks_improved_policy() {
+        // With equal Q everywhere, repeated selection should visit in proportion to priors.
+        let mut children = [child(0.5, 0, 0.0), child(0.3, 0, 0.0), child(0.2, 0, 0.0)];
+        let (mut s, mut p) = (Vec::new(), Vec::new());
+        for _ in 0..100 {
+            let i = interior_select(&children, 0.0, 50.0, 1.0, false, &mut s, &mut p);
+            children[i].visits += 1;
+        }
+        assert_eq!(children.map(|c| c.visits), [50, 30, 20]);
+    }
+}

@@ -1,0 +1,796 @@
+//! The batched search driver: many trees advance together, all their pending leaves go to
+//! the evaluator in one call.
+
+use rand::Rng;
+
+use crate::config::SearchConfig;
+use crate::eval::{Evaluations, Evaluator, Wdl};
+use crate::game::{Game, Outcome, Player};
+use crate::gumbel;
+use crate::noise;
+use crate::tree::{Kind, Node, Proof, Tree};
+use crate::SearchError;
+
+/// What one search produced for one root.
+///
+/// All per-action vectors follow the root's legal-action order ([`SearchResult::actions`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchResult {
+    /// The player to move at the root; every value below is from this player's view.
+    pub to_move: Player,
+    /// The root's legal actions.
+    pub actions: Vec<u32>,
+    /// Completed visits per action, earlier searches of a reused subtree included.
+    pub visits: Vec<u32>,
+    /// The evaluator's priors per action (normalised, before root noise).
+    pub priors: Vec<f32>,
+    /// Mean `win - loss` per action, `None` for an unvisited action (the exact value for a
+    /// proven action when the solver is on).
+    pub q: Vec<Option<f32>>,
+    /// Policy training target: the visit distribution (PUCT) or the completed-Q improved
+    /// policy `softmax(log prior + sigma(completed Q))` (Gumbel).
+    pub policy: Vec<f32>,
+    /// Root value (mean of everything backed up through the root; exact when proven).
+    pub value: Wdl,
+    /// The solver's verdict on the root, if it found one.
+    pub proven: Option<Outcome>,
+    /// The move chosen: by the temperature schedule from visits (PUCT), or the sequential
+    /// halving winner (Gumbel); a proven win always, a proven loss only if nothing else.
+    pub action: u32,
+    /// Principal variation: from the root, repeatedly the most visited child (a proven win
+    /// first), while it has visits.
+    pub principal_variation: Vec<u32>,
+    /// Simulations completed by this search call.
+    pub simulations: u32,
+}
+
+impl Default for SearchResult {
+    fn default() -> Self {
+        SearchResult {
+            to_move: Player::First,
+            actions: Vec::new(),
+            visits: Vec::new(),
+            priors: Vec::new(),
+            q: Vec::new(),
+            policy: Vec::new(),
+            value: Wdl::DRAW,
+            proven: None,
+            action: 0,
+            principal_variation: Vec::new(),
+            simulations: 0,
+        }
+    }
+}
+
+/// Outcome of one descent from a root.
+enum Descent {
+    /// A new leaf that needs the evaluator.
+    Leaf(u32),
+    /// A node with a known value (terminal or proven): back it up now. Value is from the
+    /// given player's view.
+    Done(u32, Wdl, Player),
+    /// Reached a leaf another descent of this round already waits on.
+    Collision(u32),
+}
+
+/// The search engine: configuration plus reusable buffers. One per worker thread; it can
+/// drive any number of trees, of any [`Game`].
+///
+/// The normal call is [`Searcher::search`] over a batch of trees: every round, each tree
+/// descends to up to [`SearchConfig::leaves_per_tree`] new leaves (virtual loss keeps them
+/// apart), then all leaves of all trees go to the evaluator in one call, then the results are
+/// backed up. Searching one tree is the special case of a batch of one.
+#[derive(Debug)]
+pub struct Searcher {
+    config: SearchConfig,
+    evals: Evaluations,
+    pending: Vec<(u32, u32)>,
+    legal: Vec<u32>,
+    refs: Vec<usize>,
+    sigma: Vec<f32>,
+    probs: Vec<f32>,
+    weights: Vec<f64>,
+    noise: Vec<f32>,
+    gamma: Vec<f64>,
+}
+
+impl Searcher {
+    /// A searcher with `config`, which must pass [`SearchConfig::validate`].
+    pub fn new(config: SearchConfig) -> Result<Searcher, SearchError> {
+        config.validate()?;
+        Ok(Searcher {
+            config,
+            evals: Evaluations::new(),
+            pending: Vec::new(),
+            legal: Vec::new(),
+            refs: Vec::new(),
+            sigma: Vec::new(),
+            probs: Vec::new(),
+            weights: Vec::new(),
+            noise: Vec::new(),
+            gamma: Vec::new(),
+        })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    /// Searches every tree in `trees` with [`SearchConfig::simulations`] new simulations each,
+    /// sending the leaves of all trees to `evaluator` together; one result per tree.
+    pub fn search<G: Game, E: Evaluator<G> + ?Sized>(
+        &mut self,
+        trees: &mut [Tree<G>],
+        evaluator: &mut E,
+    ) -> Result<Vec<SearchResult>, SearchError> {
+        let mut results = Vec::new();
+        self.search_into(trees, evaluator, &mut results)?;
+        Ok(results)
+    }
+
+    /// Searches a single tree (a batch of one).
+    pub fn search_one<G: Game, E: Evaluator<G> + ?Sized>(
+        &mut self,
+        tree: &mut Tree<G>,
+        evaluator: &mut E,
+    ) -> Result<SearchResult, SearchError> {
+        let mut results = Vec::with_capacity(1);
+        self.search_into(std::slice::from_mut(tree), evaluator, &mut results)?;
+        Ok(results.pop().unwrap_or_default())
+    }
+
+    /// Like [`Searcher::search`], writing into `results` (resized to `trees.len()`) and
+    /// reusing its vectors, so that repeated searches allocate nothing.
+    pub fn search_into<G: Game, E: Evaluator<G> + ?Sized>(
+        &mut self,
+        trees: &mut [Tree<G>],
+        evaluator: &mut E,
+        results: &mut Vec<SearchResult>,
+    ) -> Result<(), SearchError> {
+        for (i, t) in trees.iter().enumerate() {
+            if t.nodes[0].kind == Kind::Terminal {
+                return Err(SearchError::TerminalRoot { tree: i });
+            }
+        }
+        for t in trees.iter_mut() {
+            t.search.sims_started = 0;
+            t.search.sims_done = 0;
+            t.search.gumbel_ready = false;
+            if t.nodes[0].kind == Kind::Expanded {
+                self.prepare_root(t);
+            }
+        }
+        loop {
+            self.evals.clear();
+            self.pending.clear();
+            for ti in 0..trees.len() {
+                if let Err(e) = self.gather(ti, &mut trees[ti]) {
+                    self.rollback(trees);
+                    return Err(e);
+                }
+            }
+            if self.pending.is_empty() {
+                break;
+            }
+            // One evaluator call for the whole batch.
+            let mut refs: Vec<&G> = recycle(std::mem::take(&mut self.refs));
+            for &(ti, node) in &self.pending {
+                let t = &trees[ti as usize];
+                refs.push(&t.states[t.nodes[node as usize].state as usize]);
+            }
+            let outcome = evaluator.evaluate(&refs, &mut self.evals);
+            self.refs = recycle(refs);
+            if let Err(e) = outcome {
+                self.rollback(trees);
+                return Err(SearchError::Evaluator(e));
+            }
+            if let Err(e) = self.check_evaluations() {
+                self.rollback(trees);
+                return Err(e);
+            }
+            for i in 0..self.pending.len() {
+                let (ti, node) = self.pending[i];
+                self.expand(&mut trees[ti as usize], i, node);
+            }
+        }
+        results.resize_with(trees.len(), SearchResult::default);
+        for (t, r) in trees.iter_mut().zip(results.iter_mut()) {
+            self.fill_result(t, r);
+        }
+        Ok(())
+    }
+
+    /// Descends tree `ti` up to `leaves_per_tree` times, queueing new leaves and backing up
+    /// known values at once.
+    fn gather<G: Game>(&mut self, ti: usize, t: &mut Tree<G>) -> Result<(), SearchError> {
+        let mut leaves = 0;
+        while leaves < self.config.leaves_per_tree {
+            let root_ready = t.nodes[0].kind == Kind::Expanded;
+            if root_ready && t.search.sims_started >= self.config.simulations {
+                break;
+            }
+            match self.descend(t) {
+                Descent::Leaf(node) => {
+                    if node != 0 {
+                        t.search.sims_started += 1;
+                    }
+                    if let Err(e) = self.queue_leaf(ti, t, node) {
+                        abandon(t, node);
+                        return Err(e);
+                    }
+                    leaves += 1;
+                }
+                Descent::Done(node, wdl, persp) => {
+                    t.search.sims_started += 1;
+                    backup(&mut t.nodes, node, wdl, persp);
+                    t.search.sims_done += 1;
+                }
+                Descent::Collision(node) => {
+                    revert_path(t, node);
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Lists the legal actions of leaf `node` into the evaluation batch.
+    fn queue_leaf<G: Game>(&mut self, ti: usize, t: &Tree<G>, node: u32) -> Result<(), SearchError> {
+        let state = &t.states[t.nodes[node as usize].state as usize];
+        self.legal.clear();
+        state.legal_actions(&mut self.legal);
+        if self.legal.is_empty() {
+            return Err(SearchError::NoLegalActions { tree: ti });
+        }
+        let space = state.action_space();
+        if let Some(&action) = self.legal.iter().find(|&&a| a >= space) {
+            return Err(SearchError::ActionOutOfRange { tree: ti, action, space });
+        }
+        self.evals.push_state(&self.legal);
+        self.pending.push((ti as u32, node));
+        Ok(())
+    }
+
+    /// One descent from the root, adding one in-flight count to every node on the path.
+    fn descend<G: Game>(&mut self, t: &mut Tree<G>) -> Descent {
+        let cfg = &self.config;
+        let mut node = 0u32;
+        t.nodes[0].in_flight += 1;
+        loop {
+            let n = t.nodes[node as usize];
+            match n.kind {
+                Kind::Terminal => return Descent::Done(node, n.proof.wdl(), n.chooser),
+                Kind::Pending => return Descent::Collision(node),
+                Kind::Leaf => {
+                    t.nodes[node as usize].kind = Kind::Pending;
+                    return Descent::Leaf(node);
+                }
+                Kind::Fresh => {
+                    let parent_state = t.nodes[n.parent as usize].state as usize;
+                    let mut state = t.states[parent_state].clone();
+                    state.apply(n.action);
+                    if let Some(outcome) = state.terminal() {
+                        let proof = Proof::from_outcome(outcome, n.chooser);
+                        let nd = &mut t.nodes[node as usize];
+                        nd.kind = Kind::Terminal;
+                        nd.proof = proof;
+                        if cfg.solver {
+                            propagate_proof(&mut t.nodes, n.parent);
+                        }
+                        return Descent::Done(node, proof.wdl(), n.chooser);
+                    }
+                    let nd = &mut t.nodes[node as usize];
+                    nd.player = state.to_move();
+                    nd.state = t.states.len() as u32;
+                    nd.kind = Kind::Pending;
+                    t.states.push(state);
+                    return Descent::Leaf(node);
+                }
+                Kind::Expanded => {
+                    if cfg.solver && node != 0 && n.proof != Proof::Unknown {
+                        return Descent::Done(node, n.proof.wdl(), n.chooser);
+                    }
+                    let range = n.children();
+                    let children = &t.nodes[range.clone()];
+                    let pick = if !cfg.gumbel {
+                        puct_select(&n, children, cfg)
+                    } else if node == 0 && t.search.gumbel_ready {
+                        let pick = gumbel_root_select(t, cfg, &mut self.sigma);
+                        t.search.visits[pick] += 1;
+                        pick
+                    } else {
+                        gumbel::interior_select(
+                            children,
+                            n.raw_value,
+                            cfg.gumbel_c_visit,
+                            cfg.gumbel_c_scale,
+                            cfg.solver,
+                            &mut self.sigma,
+                            &mut self.probs,
+                        )
+                    };
+                    node = (range.start + pick) as u32;
+                    t.nodes[node as usize].in_flight += 1;
+                }
+            }
+        }
+    }
+
+    /// Rejects evaluator output that cannot be used (before anything is applied).
+    fn check_evaluations(&self) -> Result<(), SearchError> {
+        for index in 0..self.pending.len() {
+            if self.evals.value(index).normalized().is_none() {
+                return Err(SearchError::InvalidEvaluation {
+                    index,
+                    reason: "value has a negative or non-finite entry, or sums to zero",
+                });
+            }
+            let priors = self.evals.priors(index);
+            if priors.iter().any(|p| !p.is_finite() || *p < 0.0) {
+                return Err(SearchError::InvalidEvaluation { index, reason: "a prior is negative or not finite" });
+            }
+            let sum: f32 = priors.iter().sum();
+            if !(sum > 0.0 && sum.is_finite()) {
+                return Err(SearchError::InvalidEvaluation { index, reason: "priors sum to zero or overflow" });
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates the children of evaluated leaf `node` (batch entry `i`) and backs up its value.
+    fn expand<G: Game>(&mut self, t: &mut Tree<G>, i: usize, node: u32) {
+        let value = self.evals.value(i).normalized().unwrap_or(Wdl::DRAW);
+        let legal = self.evals.legal_actions(i);
+        let priors = self.evals.priors(i);
+        let inv = 1.0 / priors.iter().sum::<f32>();
+        let player = t.nodes[node as usize].player;
+        let first = t.nodes.len() as u32;
+        t.nodes.extend(legal.iter().zip(priors).map(|(&a, &p)| Node::child(node, a, p * inv, player)));
+        let nd = &mut t.nodes[node as usize];
+        nd.first_child = first;
+        nd.num_children = legal.len() as u32;
+        nd.kind = Kind::Expanded;
+        nd.raw_value = value.value();
+        backup(&mut t.nodes, node, value, player);
+        if node == 0 {
+            self.prepare_root(t);
+        } else {
+            t.search.sims_done += 1;
+        }
+    }
+
+    /// Per-search root set-up: fresh Dirichlet noise (PUCT) or Gumbel samples (Gumbel).
+    fn prepare_root<G: Game>(&mut self, t: &mut Tree<G>) {
+        let cfg = &self.config;
+        let range = t.nodes[0].children();
+        let rs = &mut t.search;
+        if rs.noised {
+            for (node, &p) in t.nodes[range.clone()].iter_mut().zip(&rs.clean_priors) {
+                node.prior = p;
+            }
+            rs.noised = false;
+        }
+        rs.clean_priors.clear();
+        rs.clean_priors.extend(t.nodes[range.clone()].iter().map(|n| n.prior));
+        if cfg.gumbel {
+            let m = cfg.gumbel_m.min(range.len() as u32);
+            if rs.table_key != (m, cfg.simulations) || rs.table.len() != cfg.simulations as usize {
+                gumbel::considered_visit_sequence(m, cfg.simulations, &mut rs.table);
+                rs.table_key = (m, cfg.simulations);
+            }
+            rs.gumbel.clear();
+            rs.logits.clear();
+            rs.visits.clear();
+            let max_logit = rs.clean_priors.iter().map(|&p| gumbel::logit(p)).fold(f32::NEG_INFINITY, f32::max);
+            for &p in &rs.clean_priors {
+                let g = if cfg.gumbel_scale > 0.0 { cfg.gumbel_scale * noise::gumbel(&mut t.rng) } else { 0.0 };
+                rs.gumbel.push(g);
+                rs.logits.push(gumbel::logit(p) - max_logit);
+                rs.visits.push(0);
+            }
+            rs.gumbel_ready = true;
+        } else if cfg.dirichlet_fraction > 0.0 && range.len() > 1 {
+            self.noise.clear();
+            self.noise.extend_from_slice(&rs.clean_priors);
+            noise::mix_dirichlet(
+                &mut t.rng,
+                &mut self.noise,
+                cfg.dirichlet_alpha,
+                cfg.dirichlet_fraction,
+                &mut self.gamma,
+            );
+            for (node, &p) in t.nodes[range].iter_mut().zip(&self.noise) {
+                node.prior = p;
+            }
+            rs.noised = true;
+        }
+    }
+
+    /// Rolls back every queued leaf after an error, so the trees stay consistent.
+    fn rollback<G: Game>(&mut self, trees: &mut [Tree<G>]) {
+        for &(ti, node) in &self.pending {
+            abandon(&mut trees[ti as usize], node);
+        }
+        self.pending.clear();
+        self.evals.clear();
+    }
+
+    /// Writes the result of tree `t` into `r`.
+    fn fill_result<G: Game>(&mut self, t: &mut Tree<G>, r: &mut SearchResult) {
+        let cfg = &self.config;
+        let root = t.nodes[0];
+        let range = root.children();
+        let children = &t.nodes[range.clone()];
+        let solver = cfg.solver;
+
+        r.to_move = root.player;
+        r.actions.clear();
+        r.actions.extend(children.iter().map(|c| c.action));
+        r.visits.clear();
+        r.visits.extend(children.iter().map(|c| c.visits));
+        r.priors.clear();
+        if t.search.noised {
+            r.priors.extend_from_slice(&t.search.clean_priors);
+        } else {
+            r.priors.extend(children.iter().map(|c| c.prior));
+        }
+        r.q.clear();
+        r.q.extend(children.iter().map(|c| {
+            if solver && c.proof != Proof::Unknown {
+                Some(c.proof.wdl().value())
+            } else if c.visits > 0 {
+                Some(c.q() as f32)
+            } else {
+                None
+            }
+        }));
+        r.proven = if solver { root.proof.outcome(root.player) } else { None };
+        r.value = match r.proven {
+            Some(outcome) => outcome.wdl_for(root.player),
+            None if root.visits > 0 => {
+                Wdl::from_value_draw(root.value_sum / root.visits as f64, root.draw_sum / root.visits as f64)
+            }
+            None => Wdl::DRAW,
+        };
+        r.simulations = t.search.sims_done;
+
+        // Policy target and move.
+        r.policy.clear();
+        let proven_win = if solver { best_proven_win(children) } else { None };
+        if cfg.gumbel && t.search.gumbel_ready {
+            gumbel::completed_q(
+                children,
+                root.raw_value,
+                cfg.gumbel_c_visit,
+                cfg.gumbel_c_scale,
+                solver,
+                &mut self.sigma,
+            );
+            // The improved policy uses the clean priors (Gumbel mode never adds noise).
+            gumbel::improved_policy(children, &self.sigma, &mut self.probs);
+            r.policy.extend_from_slice(&self.probs);
+            r.action = match proven_win {
+                Some(i) => children[i].action,
+                None => {
+                    let i = gumbel_final_select(t, &self.sigma, solver);
+                    t.nodes[range.start + i].action
+                }
+            };
+        } else {
+            let total: u64 = children.iter().map(|c| c.visits as u64).sum();
+            if total > 0 {
+                r.policy.extend(children.iter().map(|c| (c.visits as f64 / total as f64) as f32));
+            } else {
+                r.policy.extend_from_slice(&r.priors);
+            }
+            let temperature = cfg.temperature.at(t.move_number);
+            r.action = match proven_win {
+                Some(i) => children[i].action,
+                None => {
+                    let i =
+                        choose_by_temperature(children, &r.priors, temperature, solver, &mut t.rng, &mut self.weights);
+                    children[i].action
+                }
+            };
+        }
+
+        r.principal_variation.clear();
+        let mut node = 0usize;
+        while t.nodes[node].kind == Kind::Expanded {
+            let range = t.nodes[node].children();
+            let children = &t.nodes[range.clone()];
+            let pick = solver.then(|| best_proven_win(children)).flatten().unwrap_or_else(|| best_by_visits(children));
+            if children[pick].visits == 0 {
+                break;
+            }
+            r.principal_variation.push(children[pick].action);
+            node = range.start + pick;
+        }
+    }
+}
+
+/// Reuses a vector's allocation for another element type of the same size and alignment
+/// (here `&G` and `usize`), so the per-round batch of state references allocates nothing.
+/// Safe code: the standard library collects in place where it can, and allocates otherwise.
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
+}
+
+/// PUCT with first-play urgency, virtual loss and (optionally) solver rules; returns the
+/// index within `children`.
+#[inline]
+fn puct_select(parent: &Node, children: &[Node], cfg: &SearchConfig) -> usize {
+    let parent_n = (parent.visits + parent.in_flight) as f32;
+    let sqrt_n = parent_n.sqrt();
+    // Parent's value from the view of its own player to move (= its children's chooser).
+    let parent_q = if parent.chooser == parent.player { parent.q() } else { -parent.q() } as f32;
+    let mut visited_policy = 0.0f32;
+    for c in children {
+        if c.visits + c.in_flight > 0 {
+            visited_policy += c.prior;
+        }
+    }
+    let fpu = parent_q - cfg.fpu_reduction * visited_policy.sqrt();
+    let vl = cfg.virtual_loss as f64;
+    let mut best = usize::MAX;
+    let mut best_score = f32::NEG_INFINITY;
+    for (i, c) in children.iter().enumerate() {
+        if cfg.solver {
+            match c.proof {
+                Proof::Win => return i,
+                Proof::Loss => continue,
+                _ => {}
+            }
+        }
+        let n = c.visits + c.in_flight;
+        let q = if cfg.solver && c.proof == Proof::Draw {
+            0.0
+        } else if n == 0 {
+            fpu
+        } else {
+            ((c.value_sum - vl * c.in_flight as f64) / n as f64) as f32
+        };
+        let score = q + cfg.c_puct * c.prior * sqrt_n / (1 + n) as f32;
+        if best == usize::MAX || score > best_score {
+            best = i;
+            best_score = score;
+        }
+    }
+    if best == usize::MAX {
+        // Every child is a proven loss (only at the root): keep searching the most visited.
+        gumbel::most_visited(children)
+    } else {
+        best
+    }
+}
+
+/// Gumbel root selection by sequential halving: among the root children whose visit count in
+/// this search equals the schedule's entry for this simulation, the highest
+/// `gumbel + logit + sigma(completed Q)`.
+fn gumbel_root_select<G: Game>(t: &Tree<G>, cfg: &SearchConfig, sigma: &mut Vec<f32>) -> usize {
+    let root = &t.nodes[0];
+    let children = &t.nodes[root.children()];
+    let rs = &t.search;
+    if cfg.solver {
+        if let Some(i) = children.iter().position(|c| c.proof == Proof::Win) {
+            return i;
+        }
+    }
+    gumbel::completed_q(children, root.raw_value, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.solver, sigma);
+    let k = rs.sims_started as usize;
+    let considered = rs.table.get(k).or(rs.table.last()).copied().unwrap_or(0);
+    let score = |i: usize| rs.gumbel[i] + rs.logits[i] + sigma[i];
+    let not_lost = |i: usize| !(cfg.solver && children[i].proof == Proof::Loss);
+    let pick = |filter: &dyn Fn(usize) -> bool| -> Option<usize> {
+        let mut best: Option<(usize, f32)> = None;
+        for i in 0..children.len() {
+            if filter(i) {
+                let s = score(i);
+                if best.is_none_or(|(_, b)| s > b) {
+                    best = Some((i, s));
+                }
+            }
+        }
+        best.map(|(i, _)| i)
+    };
+    pick(&|i| rs.visits[i] == considered && not_lost(i))
+        .or_else(|| pick(&not_lost))
+        .or_else(|| pick(&|_| true))
+        .unwrap_or(0)
+}
+
+/// Gumbel's final move: among the root children with the most visits in this search, the
+/// highest `gumbel + logit + sigma(completed Q)`; proven losses only if nothing else.
+fn gumbel_final_select<G: Game>(t: &Tree<G>, sigma: &[f32], solver: bool) -> usize {
+    let root = &t.nodes[0];
+    let children = &t.nodes[root.children()];
+    let rs = &t.search;
+    let not_lost = |i: usize| !(solver && children[i].proof == Proof::Loss);
+    let any_alive = (0..children.len()).any(not_lost);
+    let eligible = |i: usize| !any_alive || not_lost(i);
+    let max_visits = (0..children.len()).filter(|&i| eligible(i)).map(|i| rs.visits[i]).max().unwrap_or(0);
+    let mut best: Option<(usize, f32)> = None;
+    for (i, &q) in sigma.iter().enumerate().take(children.len()) {
+        if eligible(i) && rs.visits[i] == max_visits {
+            let s = rs.gumbel[i] + rs.logits[i] + q;
+            if best.is_none_or(|(_, b)| s > b) {
+                best = Some((i, s));
+            }
+        }
+    }
+    best.map_or(0, |(i, _)| i)
+}
+
+/// The proven-win child with the most visits, if any.
+fn best_proven_win(children: &[Node]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, c) in children.iter().enumerate() {
+        if c.proof == Proof::Win && best.is_none_or(|b| c.visits > children[b].visits) {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+/// Most visits, ties broken by prior, then by order.
+fn best_by_visits(children: &[Node]) -> usize {
+    let mut best = 0;
+    for (i, c) in children.iter().enumerate() {
+        let b = &children[best];
+        if c.visits > b.visits || (c.visits == b.visits && c.prior > b.prior) {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Picks a root child from visit counts at `temperature` (0: most visited), avoiding proven
+/// losses when the solver is on and something else exists. With no visits at all, the priors
+/// stand in for visits.
+fn choose_by_temperature<R: Rng>(
+    children: &[Node],
+    priors: &[f32],
+    temperature: f32,
+    solver: bool,
+    rng: &mut R,
+    weights: &mut Vec<f64>,
+) -> usize {
+    let lost = |c: &Node| solver && c.proof == Proof::Loss;
+    let avoid_losses = children.iter().any(|c| !lost(c));
+    let total_visits: u64 = children.iter().map(|c| c.visits as u64).sum();
+    weights.clear();
+    weights.extend(children.iter().zip(priors).map(|(c, &p)| {
+        if avoid_losses && lost(c) {
+            0.0
+        } else if total_visits > 0 {
+            c.visits as f64
+        } else {
+            p as f64
+        }
+    }));
+    let max = weights.iter().copied().fold(0.0f64, f64::max);
+    if max <= 0.0 {
+        // Only excluded or zero-weight actions: fall back to the best non-lost by visits.
+        return children.iter().position(|c| !(avoid_losses && lost(c))).unwrap_or(0);
+    }
+    if temperature < 1e-3 {
+        let mut best = 0;
+        for i in 0..weights.len() {
+            let better = weights[i] > weights[best] || (weights[i] == weights[best] && priors[i] > priors[best]);
+            if better {
+                best = i;
+            }
+        }
+        return best;
+    }
+    let inv_t = 1.0 / temperature as f64;
+    let mut total = 0.0;
+    for w in weights.iter_mut() {
+        *w = if *w > 0.0 { (*w / max).powf(inv_t) } else { 0.0 };
+        total += *w;
+    }
+    let mut x = noise::open_unit(rng) * total;
+    let mut last = 0;
+    for (i, &w) in weights.iter().enumerate() {
+        if w > 0.0 {
+            last = i;
+            if x < w {
+                return i;
+            }
+            x -= w;
+        }
+    }
+    last
+}
+
+/// Adds one completed visit with value `wdl` (seen by `persp`) to `node` and its ancestors,
+/// each with the sign of its own chooser, and removes the in-flight mark of the descent.
+#[inline]
+fn backup(nodes: &mut [Node], mut node: u32, wdl: Wdl, persp: Player) {
+    let v = wdl.value() as f64;
+    let d = wdl.draw as f64;
+    loop {
+        let n = &mut nodes[node as usize];
+        n.visits += 1;
+        n.in_flight = n.in_flight.saturating_sub(1);
+        n.value_sum += if n.chooser == persp { v } else { -v };
+        n.draw_sum += d;
+        if node == 0 {
+            break;
+        }
+        node = n.parent;
+    }
+}
+
+/// Recomputes the proof status of `node` and its ancestors after a child was proven:
+/// a node is won if one child is won for its player, lost if all children are lost,
+/// drawn if all are proven and the best is a draw.
+fn propagate_proof(nodes: &mut [Node], mut node: u32) {
+    loop {
+        let n = nodes[node as usize];
+        let (mut any_win, mut all_proven, mut any_draw) = (false, true, false);
+        for c in &nodes[n.children()] {
+            match c.proof {
+                Proof::Win => {
+                    any_win = true;
+                    break;
+                }
+                Proof::Draw => any_draw = true,
+                Proof::Loss => {}
+                Proof::Unknown => all_proven = false,
+            }
+        }
+        let for_player = if any_win {
+            Proof::Win
+        } else if !all_proven {
+            Proof::Unknown
+        } else if any_draw {
+            Proof::Draw
+        } else {
+            Proof::Loss
+        };
+        let proof = if n.chooser == n.player { for_player } else { for_player.flip() };
+        if proof == n.proof {
+            return;
+        }
+        nodes[node as usize].proof = proof;
+        if node == 0 {
+            return;
+        }
+        node = n.parent;
+    }
+}
+
+/// Undoes the in-flight marks of a descent that ended at `node` without a backup.
+fn revert_path<G>(t: &mut Tree<G>, mut node: u32) {
+    loop {
+        let n = &mut t.nodes[node as usize];
+        n.in_flight = n.in_flight.saturating_sub(1);
+        if node == 0 {
+            return;
+        }
+        let parent = n.parent;
+        if parent == 0 && t.search.gumbel_ready {
+            let i = (node - t.nodes[0].first_child) as usize;
+            if let Some(v) = t.search.visits.get_mut(i) {
+                *v = v.saturating_sub(1);
+            }
+        }
+        node = parent;
+    }
+}
+
+/// Takes back a queued leaf: its descent is undone and it returns to its unevaluated kind.
+fn abandon<G>(t: &mut Tree<G>, node: u32) {
+    revert_path(t, node);
+    let n = &mut t.nodes[node as usize];
+    if node == 0 {
+        n.kind = Kind::Leaf;
+    } else {
+        n.kind = Kind::Fresh;
+        n.state = crate::tree::NONE;
+        t.search.sims_started = t.search.sims_started.saturating_sub(1);
+    }
+}

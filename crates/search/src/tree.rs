@@ -1,0 +1,369 @@
+//! The search tree: an arena of nodes with `u32` links, children stored contiguously, plus the
+//! states of expanded nodes. Trees persist between moves ([`Tree::advance`]) so a search can
+//! reuse the subtree of the move that was played.
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::eval::Wdl;
+use crate::game::{Game, Outcome, Player};
+use crate::SearchError;
+
+/// Marks a missing link.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Life cycle of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Created with its parent's expansion; no state yet.
+    Fresh,
+    /// Has its state, not evaluated, not waiting (only a new root).
+    Leaf,
+    /// Waiting for the evaluator in the current round.
+    Pending,
+    /// Evaluated; its children exist.
+    Expanded,
+    /// The game is over here; the outcome is in `proof`.
+    Terminal,
+}
+
+/// Game-theoretic status of a node, seen by its *chooser* (the player who picked the edge
+/// into it; for the root, its own player to move).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Proof {
+    Unknown,
+    Win,
+    Loss,
+    Draw,
+}
+
+impl Proof {
+    pub(crate) fn from_outcome(outcome: Outcome, chooser: Player) -> Proof {
+        match outcome {
+            Outcome::Win(p) if p == chooser => Proof::Win,
+            Outcome::Win(_) => Proof::Loss,
+            Outcome::Draw => Proof::Draw,
+        }
+    }
+
+    /// The same status seen by the other player.
+    pub(crate) fn flip(self) -> Proof {
+        match self {
+            Proof::Win => Proof::Loss,
+            Proof::Loss => Proof::Win,
+            other => other,
+        }
+    }
+
+    /// The exact value of a proven status (`DRAW` for unknown, never used then).
+    pub(crate) fn wdl(self) -> Wdl {
+        match self {
+            Proof::Win => Wdl::WIN,
+            Proof::Loss => Wdl::LOSS,
+            Proof::Draw | Proof::Unknown => Wdl::DRAW,
+        }
+    }
+
+    /// The outcome of the game for a status seen by `chooser`.
+    pub(crate) fn outcome(self, chooser: Player) -> Option<Outcome> {
+        match self {
+            Proof::Unknown => None,
+            Proof::Win => Some(Outcome::Win(chooser)),
+            Proof::Loss => Some(Outcome::Win(chooser.opponent())),
+            Proof::Draw => Some(Outcome::Draw),
+        }
+    }
+}
+
+/// One node: the edge that leads to it (action, prior) and the statistics of its subtree.
+///
+/// Statistics are kept from the view of the node's chooser, so a parent ranks its children by
+/// their own numbers, whoever moves next.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Node {
+    pub parent: u32,
+    pub first_child: u32,
+    pub num_children: u32,
+    /// Index into the tree's state arena, `NONE` until the state exists.
+    pub state: u32,
+    pub action: u32,
+    pub prior: f32,
+    pub visits: u32,
+    /// Descents through this node whose leaf is still waiting for evaluation.
+    pub in_flight: u32,
+    /// Sum of backed-up `win - loss` values, chooser's view.
+    pub value_sum: f64,
+    /// Sum of backed-up draw probabilities.
+    pub draw_sum: f64,
+    /// The evaluator's value of this node, from the view of `player` (Gumbel's mixed value).
+    pub raw_value: f32,
+    /// Player to move at this node (meaningful once the state exists and is not terminal).
+    pub player: Player,
+    /// Player who chose the edge into this node; for the root, `player`.
+    pub chooser: Player,
+    pub kind: Kind,
+    pub proof: Proof,
+}
+
+impl Node {
+    fn root(player: Player, kind: Kind, proof: Proof) -> Node {
+        Node {
+            parent: NONE,
+            first_child: NONE,
+            num_children: 0,
+            state: 0,
+            action: NONE,
+            prior: 1.0,
+            visits: 0,
+            in_flight: 0,
+            value_sum: 0.0,
+            draw_sum: 0.0,
+            raw_value: 0.0,
+            player,
+            chooser: player,
+            kind,
+            proof,
+        }
+    }
+
+    /// A fresh child of `parent`, chosen by `chooser`.
+    #[inline]
+    pub(crate) fn child(parent: u32, action: u32, prior: f32, chooser: Player) -> Node {
+        Node {
+            parent,
+            first_child: NONE,
+            num_children: 0,
+            state: NONE,
+            action,
+            prior,
+            visits: 0,
+            in_flight: 0,
+            value_sum: 0.0,
+            draw_sum: 0.0,
+            raw_value: 0.0,
+            player: chooser,
+            chooser,
+            kind: Kind::Fresh,
+            proof: Proof::Unknown,
+        }
+    }
+
+    /// Index range of the children in the arena.
+    #[inline]
+    pub(crate) fn children(&self) -> std::ops::Range<usize> {
+        if self.num_children == 0 {
+            0..0
+        } else {
+            self.first_child as usize..(self.first_child + self.num_children) as usize
+        }
+    }
+
+    /// Mean `win - loss` over completed visits, chooser's view.
+    #[inline]
+    pub(crate) fn q(&self) -> f64 {
+        if self.visits == 0 {
+            0.0
+        } else {
+            self.value_sum / self.visits as f64
+        }
+    }
+}
+
+/// Per-search bookkeeping of a tree's root.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RootSearch {
+    /// Descents started in this search call (root evaluation not counted).
+    pub sims_started: u32,
+    /// Descents backed up in this search call.
+    pub sims_done: u32,
+    /// Whether the root priors currently contain Dirichlet noise (clean copy below).
+    pub noised: bool,
+    /// The root children's priors before noise.
+    pub clean_priors: Vec<f32>,
+    /// Whether the Gumbel fields below describe the current root in this search.
+    pub gumbel_ready: bool,
+    /// Gumbel sample per root child, scaled by `gumbel_scale`.
+    pub gumbel: Vec<f32>,
+    /// `ln(prior)` per root child, shifted so the largest is 0.
+    pub logits: Vec<f32>,
+    /// Visits to each root child in this search, in-flight ones included.
+    pub visits: Vec<u32>,
+    /// Considered-visit schedule of sequential halving for `table_key`.
+    pub table: Vec<u32>,
+    /// `(considered actions, simulations)` that `table` was built for.
+    pub table_key: (u32, u32),
+}
+
+/// One game's search tree, kept between moves.
+///
+/// A tree owns its root state, its nodes and states (arenas reused across searches, so the
+/// steady state allocates nothing), and its own random stream, seeded by the caller: a tree's
+/// search results depend only on its seed, its history and the evaluator, never on the other
+/// trees searched in the same batch.
+#[derive(Clone, Debug)]
+pub struct Tree<G> {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) states: Vec<G>,
+    pub(crate) rng: ChaCha8Rng,
+    pub(crate) move_number: u32,
+    pub(crate) search: RootSearch,
+    spare_nodes: Vec<Node>,
+    spare_states: Vec<G>,
+    old_index: Vec<u32>,
+    legal: Vec<u32>,
+}
+
+impl<G: Game> Tree<G> {
+    /// A tree rooted at `state` whose randomness (root noise, Gumbel samples, move sampling)
+    /// comes from a ChaCha8 stream seeded with `seed`.
+    pub fn new(state: G, seed: u64) -> Tree<G> {
+        Tree::with_rng(state, ChaCha8Rng::seed_from_u64(seed))
+    }
+
+    /// A tree rooted at `state` using the given random stream.
+    pub fn with_rng(state: G, rng: ChaCha8Rng) -> Tree<G> {
+        let mut tree = Tree {
+            nodes: Vec::new(),
+            states: Vec::new(),
+            rng,
+            move_number: 0,
+            search: RootSearch::default(),
+            spare_nodes: Vec::new(),
+            spare_states: Vec::new(),
+            old_index: Vec::new(),
+            legal: Vec::new(),
+        };
+        tree.reset_root(state);
+        tree
+    }
+
+    /// Replaces the whole tree by a new root `state` (a new game), keeping the allocations and
+    /// continuing the random stream. Resets the move number to 0.
+    pub fn reset(&mut self, state: G) {
+        self.reset_root(state);
+        self.move_number = 0;
+    }
+
+    /// Restarts the random stream from `seed`.
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = ChaCha8Rng::seed_from_u64(seed);
+    }
+
+    fn reset_root(&mut self, state: G) {
+        self.nodes.clear();
+        self.states.clear();
+        let player = state.to_move();
+        let (kind, proof) = match state.terminal() {
+            Some(outcome) => (Kind::Terminal, Proof::from_outcome(outcome, player)),
+            None => (Kind::Leaf, Proof::Unknown),
+        };
+        self.states.push(state);
+        self.nodes.push(Node::root(player, kind, proof));
+        self.search.noised = false;
+        self.search.gumbel_ready = false;
+    }
+
+    /// The state at the root.
+    pub fn root_state(&self) -> &G {
+        &self.states[self.nodes[0].state as usize]
+    }
+
+    /// The move number the temperature schedule reads: starts at 0, +1 per
+    /// [`Tree::advance`]; games whose moves span several decisions may set it to count whole
+    /// moves instead.
+    pub fn move_number(&self) -> u32 {
+        self.move_number
+    }
+
+    /// Sets the move number (see [`Tree::move_number`]).
+    pub fn set_move_number(&mut self, move_number: u32) {
+        self.move_number = move_number;
+    }
+
+    /// Number of nodes in the tree (a measure of its memory use).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Completed visits of the root, its own evaluation included.
+    pub fn root_visits(&self) -> u32 {
+        self.nodes[0].visits
+    }
+
+    /// Plays `action` at the root: the child becomes the new root and keeps its subtree and
+    /// statistics (tree reuse), everything else is dropped. Works whether or not the root
+    /// has been searched; call it for the opponent's moves too.
+    pub fn advance(&mut self, action: u32) -> Result<(), SearchError> {
+        let root = self.nodes[0];
+        if root.kind == Kind::Terminal {
+            return Err(SearchError::IllegalAction { action });
+        }
+        if root.kind == Kind::Expanded {
+            let child = root
+                .children()
+                .find(|&c| self.nodes[c].action == action)
+                .ok_or(SearchError::IllegalAction { action })?;
+            if self.nodes[child].kind == Kind::Expanded {
+                self.compact(child as u32);
+            } else {
+                let mut state = self.root_state().clone();
+                state.apply(action);
+                self.reset_root(state);
+            }
+        } else {
+            self.legal.clear();
+            self.states[self.nodes[0].state as usize].legal_actions(&mut self.legal);
+            if !self.legal.contains(&action) {
+                return Err(SearchError::IllegalAction { action });
+            }
+            let mut state = self.root_state().clone();
+            state.apply(action);
+            self.reset_root(state);
+        }
+        self.move_number += 1;
+        Ok(())
+    }
+
+    /// Copies the subtree under `new_root` into the spare arenas (breadth first, children
+    /// kept contiguous) and swaps them in.
+    fn compact(&mut self, new_root: u32) {
+        self.spare_nodes.clear();
+        self.spare_states.clear();
+        self.old_index.clear();
+        let mut root = self.nodes[new_root as usize];
+        root.parent = NONE;
+        root.action = NONE;
+        root.prior = 1.0;
+        if root.chooser != root.player {
+            root.value_sum = -root.value_sum;
+            root.proof = root.proof.flip();
+            root.chooser = root.player;
+        }
+        self.spare_nodes.push(root);
+        self.old_index.push(new_root);
+        let mut i = 0;
+        while i < self.spare_nodes.len() {
+            let old = self.nodes[self.old_index[i] as usize];
+            if old.state != NONE {
+                let idx = self.spare_states.len() as u32;
+                self.spare_states.push(self.states[old.state as usize].clone());
+                self.spare_nodes[i].state = idx;
+            }
+            if old.num_children > 0 {
+                let first = self.spare_nodes.len() as u32;
+                self.spare_nodes[i].first_child = first;
+                for c in old.children() {
+                    let mut node = self.nodes[c];
+                    node.parent = i as u32;
+                    self.spare_nodes.push(node);
+                    self.old_index.push(c as u32);
+                }
+            }
+            i += 1;
+        }
+        std::mem::swap(&mut self.nodes, &mut self.spare_nodes);
+        std::mem::swap(&mut self.states, &mut self.spare_states);
+        self.search.noised = false;
+        self.search.gumbel_ready = false;
+    }
+}
