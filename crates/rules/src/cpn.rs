@@ -88,7 +88,7 @@ impl Ruleset {
                     if run == 0 {
                         return Err(Error::cpn(&field, "an empty-square count must be at least 1"));
                     }
-                    at += run;
+                    at = at.saturating_add(run);
                 } else {
                     let piece = Piece::from_letter(c).ok_or_else(|| {
                         Error::cpn(&field, format!("unknown piece letter `{c}` (expected K, M, k or m, or a count)"))
@@ -118,7 +118,7 @@ impl Ruleset {
         let number = |i: usize, name: &str, default: u32| -> Result<u32> {
             match fields.get(i) {
                 None => Ok(default),
-                Some(t) => t.parse().map_err(|_| Error::cpn(name, format!("`{t}` is not a non-negative integer"))),
+                Some(t) => parse_counter(t, name),
             }
         };
         let no_progress = number(3, "no-progress plies", 0)?;
@@ -144,9 +144,7 @@ impl Ruleset {
             .split_once('/')
             .ok_or_else(|| Error::cpn(field, format!("`{text}` is not of the form W/B, e.g. 0/1")))?;
         for (color, count) in [(Color::White, w), (Color::Black, b)] {
-            let n: u32 = count
-                .parse()
-                .map_err(|_| Error::cpn(field, format!("`{count}` ({}) is not a non-negative integer", color.name())))?;
+            let n = parse_counter(count, field)?;
             if let Some(max) = self.flags().max_castle_moves {
                 if n > max {
                     return Err(Error::cpn(field, format!("{} used {n}, the limit is {max}", color.name())));
@@ -158,6 +156,25 @@ impl Ruleset {
     }
 
     fn validate_material(&self, pos: &Position) -> Result<()> {
+        let to_move = pos.turn();
+        let last_mover = to_move.opponent();
+        if pos.pieces(last_mover).is_empty() {
+            return Err(Error::cpn(
+                "placement",
+                format!("{} has no pieces, so it cannot have made the last move", last_mover.name()),
+            ));
+        }
+        let held = pos.pieces(to_move) & self.board().opp_castle(to_move);
+        if held.count() >= self.flags().castle_squares_to_win {
+            let rank = held.first().map_or(0, |s| s.rank() + 1);
+            return Err(Error::cpn(
+                format!("rank {rank}"),
+                format!(
+                    "{} to move already holds the opponent's castle: the game ended on its previous move",
+                    to_move.name()
+                ),
+            ));
+        }
         for color in Color::BOTH {
             let in_castle = pos.pieces(color) & self.board().own_castle(color);
             if in_castle.count() > 1 {
@@ -179,5 +196,17 @@ impl Ruleset {
             }
         }
         Ok(())
+    }
+}
+
+/// Counters above this are refused: no game reaches them, and the next move must be able to
+/// count on without overflowing.
+pub const MAX_COUNTER: u32 = 999_999_999;
+
+fn parse_counter(text: &str, field: &str) -> Result<u32> {
+    match text.parse::<u32>() {
+        Ok(n) if n <= MAX_COUNTER && text.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
+        Ok(_) => Err(Error::cpn(field, format!("`{text}` exceeds the largest counter, {MAX_COUNTER}"))),
+        Err(_) => Err(Error::cpn(field, format!("`{text}` is not a non-negative integer"))),
     }
 }

@@ -31,8 +31,7 @@ pub enum MoveKind {
 /// Two moves that give the same position are the same move, so these fields identify it, with
 /// one exception: a capture that brings its piece back to its origin (`from == to`) leaves the
 /// same position whichever piece makes it, so such moves are identified by their captures
-/// alone and listed once (by the piece of the canonical path in
-/// [`Ruleset::legal_moves_with_paths`]).
+/// alone and listed once, under the piece of their canonical path.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Move {
     /// Squares of the captured pieces.
@@ -275,16 +274,28 @@ impl<'a> Context<'a> {
         let empty = self.empty | Bitboard::from_square(origin);
         let mut path = [0u8; 32];
         let push = |out: &mut Vec<Move>, to: Square, captures: Bitboard, kind: MoveKind| {
-            // A move that brings its piece back to its origin leaves the same position whichever
-            // piece makes it, so those are compared across all pieces (they are rare).
-            let duplicate = if to == origin {
-                out.iter().any(|m| m.from == m.to && m.captures == captures)
-            } else {
-                out[start..].iter().any(|m| m.to == to && m.captures == captures)
-            };
-            if !duplicate {
-                out.push(Move { captures, from: origin, to, kind });
+            if to == origin {
+                // A capture that brings its piece back to its origin leaves the same position
+                // whichever piece makes it: one move, listed under the piece of its canonical
+                // path. Such moves are rare, so the paths are compared only then.
+                if let Some(i) = out.iter().position(|m| m.from == m.to && m.captures == captures) {
+                    let other = out[i].from;
+                    if other != origin {
+                        let ours = self.best_capture_path(origin, origin, captures);
+                        let theirs = self.best_capture_path(other, other, captures);
+                        if let (Some(ours), Some(theirs)) = (ours, theirs) {
+                            if (ours.legs(), ours.to_string()) < (theirs.legs(), theirs.to_string()) {
+                                let kind = if ours.first_jump == 0 { MoveKind::Jump } else { MoveKind::Charge };
+                                out[i] = Move { captures, from: origin, to, kind };
+                            }
+                        }
+                    }
+                    return;
+                }
+            } else if out[start..].iter().any(|m| m.to == to && m.captures == captures) {
+                return;
             }
+            out.push(Move { captures, from: origin, to, kind });
         };
         if can_jump {
             self.jumps(origin, self.theirs, empty, &mut path, 0, &mut |to, captures, _| {
@@ -384,16 +395,17 @@ impl Ruleset {
         }
         if mv.kind == MoveKind::CastleMove {
             let used = pos.castle_moves[us.index()];
-            pos.hash ^= z.castle_moves(us, used) ^ z.castle_moves(us, used + 1);
-            pos.castle_moves[us.index()] = used + 1;
+            let now = used.saturating_add(1);
+            pos.hash ^= z.castle_moves(us, used) ^ z.castle_moves(us, now);
+            pos.castle_moves[us.index()] = now;
         }
         if mv.is_capture() || self.board().opp_castle(us).contains(mv.to) {
             pos.no_progress = 0;
         } else {
-            pos.no_progress += 1;
+            pos.no_progress = pos.no_progress.saturating_add(1);
         }
         if us == Color::Black {
-            pos.fullmove += 1;
+            pos.fullmove = pos.fullmove.saturating_add(1);
         }
         pos.turn = them;
         pos.hash ^= z.black_to_move;

@@ -7,6 +7,7 @@
 
 use crate::bitboard::Bitboard;
 use crate::error::{Error, Result};
+use crate::board::NO_SQUARE;
 use crate::movegen::{Context, Move, MoveKind};
 use crate::position::Position;
 use crate::ruleset::{ChargeRule, Ruleset};
@@ -54,93 +55,89 @@ fn path_order(a: &Path, b: &Path) -> Ordering {
     a.legs().cmp(&b.legs()).then_with(|| a.to_string().cmp(&b.to_string()))
 }
 
-fn name(sq: Square) -> String {
-    sq.to_string()
+/// Canonical canter paths from one origin to every square it reaches: each square's parent on
+/// the fewest-legs, smallest-string path. Built breadth-first, one layer per leg, with each
+/// layer kept in path order, so a square's first discoverer is its best parent (paths of equal
+/// length compare by their parent's path first, then by the last square's name).
+pub(crate) struct CanterTree {
+    origin: Square,
+    parent: [u8; 256],
+}
+
+impl CanterTree {
+    /// The canonical path from the origin to `target`, if the canter reaches it.
+    pub(crate) fn path_to(&self, target: Square) -> Option<Vec<Square>> {
+        let mut path = vec![target];
+        let mut at = target;
+        while at != self.origin {
+            let p = self.parent[at.index()];
+            if p == NO_SQUARE {
+                return None;
+            }
+            at = Square::from_index(p as usize);
+            path.push(at);
+        }
+        path.reverse();
+        Some(path)
+    }
 }
 
 impl Context<'_> {
-    /// The canonical (fewest legs, then smallest string) canter path from `origin` to `target`
-    /// under the same landing and continuation limits as [`Context::canter_reach`].
-    fn canter_path(
+    /// The canter tree from `origin` under the same landing and continuation limits as
+    /// [`Context::canter_reach`].
+    pub(crate) fn canter_tree(
         &self,
         origin: Square,
-        target: Square,
         friends: Bitboard,
         landing_ok: Bitboard,
         expand_ok: Bitboard,
-    ) -> Option<Vec<Square>> {
+    ) -> CanterTree {
         let board = self.rules.board();
-        let landing_ok = landing_ok & !Bitboard::from_square(origin);
-        let legs_from = |s: Square| {
-            (0..8).filter_map(move |d| {
-                let t = board.leap(s, d)?;
-                let mid = board.step(s, d)?;
-                (friends.contains(mid) && landing_ok.contains(t)).then_some(t)
-            })
-        };
-        let mut dist = [u8::MAX; 256];
-        dist[origin.index()] = 0;
-        let mut order = vec![origin];
-        let mut head = 0;
-        while head < order.len() && dist[target.index()] == u8::MAX {
-            let s = order[head];
-            head += 1;
-            if s != origin && !expand_ok.contains(s) {
-                continue;
-            }
-            for t in legs_from(s) {
-                if dist[t.index()] == u8::MAX {
-                    dist[t.index()] = dist[s.index()] + 1;
-                    order.push(t);
+        let mut open = landing_ok & !Bitboard::from_square(origin);
+        let mut parent = [NO_SQUARE; 256];
+        let mut layer = vec![origin];
+        let mut next: Vec<(usize, Square)> = Vec::new();
+        while !layer.is_empty() {
+            next.clear();
+            for (rank, &s) in layer.iter().enumerate() {
+                if s != origin && !expand_ok.contains(s) {
+                    continue;
+                }
+                for t in board.leap_targets[s.index()] & open {
+                    if friends.contains(Square::from_index((s.index() + t.index()) >> 1)) {
+                        open.remove(t);
+                        parent[t.index()] = s.index() as u8;
+                        next.push((rank, t));
+                    }
                 }
             }
+            next.sort_by_key(|&(rank, t)| (rank, t.name_order()));
+            layer.clear();
+            layer.extend(next.iter().map(|&(_, t)| t));
         }
-        if dist[target.index()] == u8::MAX {
-            return None;
-        }
-        // Squares on some shortest path to the target, found backwards by distance.
-        let mut on_shortest = Bitboard::from_square(target);
-        for &s in order.iter().rev() {
-            let expandable = s == origin || expand_ok.contains(s);
-            if expandable
-                && dist[s.index()] < dist[target.index()]
-                && legs_from(s).any(|t| on_shortest.contains(t) && dist[t.index()] == dist[s.index()] + 1)
-            {
-                on_shortest.insert(s);
-            }
-        }
-        let mut path = vec![origin];
-        let mut at = origin;
-        while at != target {
-            let next = legs_from(at)
-                .filter(|t| on_shortest.contains(*t) && dist[t.index()] == dist[at.index()] + 1)
-                .min_by_key(|t| name(*t))?;
-            path.push(next);
-            at = next;
-        }
-        Some(path)
+        CanterTree { origin, parent }
     }
 
-    /// The canonical path of a quiet canter to `to`.
-    fn canter_move_path(&self, origin: Square, to: Square) -> Option<Vec<Square>> {
+    /// The tree of quiet canters of the piece on `origin` (RULES.md 5.C for knights).
+    fn quiet_canter_tree(&self, origin: Square) -> CanterTree {
         let friends = self.mine & !Bitboard::from_square(origin);
         let empty = self.empty | Bitboard::from_square(origin);
         let landing = empty & !self.own_castle;
         let expand = !self.opp_castle;
         if !self.knights.contains(origin) {
-            return self.canter_path(origin, to, friends, landing, expand);
+            return self.canter_tree(origin, friends, landing, expand);
         }
         let hot = self.hot_for(origin);
         match self.rules.flags().charge_rule {
-            ChargeRule::Later => self.canter_path(origin, to, friends, landing & !hot, expand),
-            ChargeRule::Immediate => self.canter_path(origin, to, friends, landing, expand & !hot),
-            ChargeRule::Final => self.canter_path(origin, to, friends, landing, expand),
+            ChargeRule::Later => self.canter_tree(origin, friends, landing & !hot, expand),
+            ChargeRule::Immediate => self.canter_tree(origin, friends, landing, expand & !hot),
+            ChargeRule::Final => self.canter_tree(origin, friends, landing, expand),
         }
     }
 
     /// Every capture path of the piece on `origin` (plain jumps if `can_jump`, and charges if
     /// it is a knight), with each charge's canter part canonical, passed to `visit`.
-    fn capture_paths(&self, origin: Square, can_jump: bool, visit: &mut dyn FnMut(Square, Bitboard, Path)) {
+    pub(crate) fn capture_paths(&self, origin: Square, can_jump: bool, visit: &mut dyn FnMut(Square, Bitboard, Path)) {
         let empty = self.empty | Bitboard::from_square(origin);
         let mut buf = [0u8; 32];
         let mut emit = |prefix: &[Square], to: Square, captured: Bitboard, jumps: &[u8]| {
@@ -154,6 +151,9 @@ impl Context<'_> {
         if self.knights.contains(origin) {
             let flags = self.rules.flags();
             let (starts, _) = self.knight_canters(origin);
+            if starts.is_empty() {
+                return;
+            }
             let friends = self.mine & !Bitboard::from_square(origin);
             let mut landing = empty;
             if !flags.charge_may_enter_own_castle_if_capturing {
@@ -163,12 +163,29 @@ impl Context<'_> {
             if flags.charge_rule == ChargeRule::Immediate {
                 expand &= !self.hot_for(origin);
             }
+            let tree = self.canter_tree(origin, friends, landing, expand);
             for start in starts {
-                if let Some(prefix) = self.canter_path(origin, start, friends, landing, expand) {
+                if let Some(prefix) = tree.path_to(start) {
                     self.jumps(start, self.theirs, empty, &mut buf, 0, &mut |to, c, j| emit(&prefix, to, c, j));
                 }
             }
         }
+    }
+}
+
+impl Context<'_> {
+    /// The canonical path among the capture paths of the piece on `origin` that end on `to`
+    /// having captured `captures`.
+    pub(crate) fn best_capture_path(&self, origin: Square, to: Square, captures: Bitboard) -> Option<Path> {
+        let can_jump = self.obligations().jumpers.contains(origin);
+        let mut best: Option<Path> = None;
+        self.capture_paths(origin, can_jump, &mut |end, captured, path| {
+            if end == to && captured == captures && best.as_ref().is_none_or(|b| path_order(&path, b) == Ordering::Less)
+            {
+                best = Some(path);
+            }
+        });
+        best
     }
 }
 
@@ -179,29 +196,11 @@ impl Ruleset {
         let simple = || Path { squares: vec![mv.from, mv.to], first_jump: 1 };
         match mv.kind {
             MoveKind::Step | MoveKind::CastleMove => simple(),
-            MoveKind::Canter => match cx.canter_move_path(mv.from, mv.to) {
+            MoveKind::Canter => match cx.quiet_canter_tree(mv.from).path_to(mv.to) {
                 Some(squares) => Path { first_jump: squares.len() - 1, squares },
                 None => simple(),
             },
-            MoveKind::Jump | MoveKind::Charge => {
-                let ob = cx.obligations();
-                let mut best: Option<Path> = None;
-                // A capture that returns its piece to its origin may be made by several pieces.
-                let origins = if mv.from == mv.to { ob.movers & !cx.opp_castle } else { Bitboard::from_square(mv.from) };
-                for origin in origins {
-                    let same_place = mv.from == mv.to;
-                    cx.capture_paths(origin, ob.jumpers.contains(origin), &mut |to, captured, path| {
-                        let lands = if same_place { to == origin } else { to == mv.to };
-                        if lands
-                            && captured == mv.captures
-                            && best.as_ref().is_none_or(|b| path_order(&path, b) == Ordering::Less)
-                        {
-                            best = Some(path);
-                        }
-                    });
-                }
-                best.unwrap_or_else(simple)
-            }
+            MoveKind::Jump | MoveKind::Charge => cx.best_capture_path(mv.from, mv.to, mv.captures).unwrap_or_else(simple),
         }
     }
 
@@ -211,23 +210,53 @@ impl Ruleset {
     }
 
     /// Every legal move with its canonical path, sorted by the written path (RULES.md 8).
+    /// Paths are built per piece (one canter tree, one capture search), not per move.
     pub fn legal_moves_with_paths(&self, pos: &Position) -> Vec<(Move, Path)> {
         let mut moves = Vec::new();
         self.legal_moves(pos, &mut moves);
-        let mut out: Vec<(String, Move, Path)> = moves
-            .into_iter()
-            .map(|mut m| {
-                let p = self.canonical_path(pos, &m);
-                if m.from == m.to {
-                    // Name a returning capture by the piece of its canonical path.
-                    m.from = p.squares[0];
-                    m.to = p.squares[0];
+        moves.sort_by_key(|m| m.from);
+        let cx = Context::new(self, pos);
+        let jumpers = cx.obligations().jumpers;
+        let mut out: Vec<(Move, Path)> = Vec::with_capacity(moves.len());
+        let mut tree: Option<CanterTree> = None;
+        let mut captures: Vec<(Square, Bitboard, Path)> = Vec::new();
+        let mut captures_of: Option<Square> = None;
+        for mv in moves {
+            let simple = Path { squares: vec![mv.from, mv.to], first_jump: 1 };
+            let path = match mv.kind {
+                MoveKind::Step | MoveKind::CastleMove => simple,
+                MoveKind::Canter => {
+                    if tree.as_ref().is_none_or(|t| t.origin != mv.from) {
+                        tree = Some(cx.quiet_canter_tree(mv.from));
+                    }
+                    match tree.as_ref().and_then(|t| t.path_to(mv.to)) {
+                        Some(squares) => Path { first_jump: squares.len() - 1, squares },
+                        None => simple,
+                    }
                 }
-                (p.to_string(), m, p)
-            })
-            .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
-        out.into_iter().map(|(_, m, p)| (m, p)).collect()
+                MoveKind::Jump | MoveKind::Charge => {
+                    if captures_of != Some(mv.from) {
+                        captures_of = Some(mv.from);
+                        captures.clear();
+                        cx.capture_paths(mv.from, jumpers.contains(mv.from), &mut |to, captured, path| {
+                            match captures.iter_mut().find(|(t, c, _)| *t == to && *c == captured) {
+                                Some(entry) if path_order(&path, &entry.2) == Ordering::Less => entry.2 = path,
+                                Some(_) => {}
+                                None => captures.push((to, captured, path)),
+                            }
+                        });
+                    }
+                    captures
+                        .iter()
+                        .find(|(t, c, _)| *t == mv.to && *c == mv.captures)
+                        .map_or(simple, |(_, _, p)| p.clone())
+                }
+            };
+            out.push((mv, path));
+        }
+        let mut keyed: Vec<(String, Move, Path)> = out.into_iter().map(|(m, p)| (p.to_string(), m, p)).collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.into_iter().map(|(_, m, p)| (m, p)).collect()
     }
 
     /// Reads a move written as a path (`C6-E8-G8`, `f6xd8`), optionally preceded by a move

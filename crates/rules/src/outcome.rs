@@ -80,7 +80,10 @@ impl Ruleset {
             return Some(Outcome { winner: None, reason: EndReason::MaterialDraw });
         }
         if pos.pieces(opponent).is_empty() {
-            return Some(Outcome { winner: Some(mover), reason: EndReason::AllCaptured });
+            // RULES.md 7 applies `min_pieces_to_win` to capture-all as well; with the default flags
+            // the material draw has already caught every case where it would matter.
+            let winner = (pos.pieces(mover).count() >= flags.min_pieces_to_win).then_some(mover);
+            return Some(Outcome { winner, reason: EndReason::AllCaptured });
         }
         None
     }

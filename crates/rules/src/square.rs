@@ -75,6 +75,20 @@ impl Square {
         out.push((b'0' + rank % 10) as char);
     }
 
+    /// The square's rank in the byte order of square names (`E1` < `E10` < `E16` < `E2`), which
+    /// orders paths of equal length (RULES.md 8).
+    #[inline]
+    pub fn name_order(self) -> u16 {
+        let rank = self.rank() as u16 + 1;
+        // Within a file: "1" < "10".."16" < "2" < ... < "9" as strings.
+        let within = match rank {
+            1 => 0,
+            10..=16 => rank - 9,
+            _ => rank + 6,
+        };
+        self.file() as u16 * 32 + within
+    }
+
     /// The square mirrored left to right on a board `files` wide.
     #[inline]
     pub const fn mirror_file(self, files: u8) -> Square {
@@ -230,6 +244,16 @@ mod tests {
         assert_eq!(Square::parse("Q1"), None);
         assert_eq!(Square::parse("A17"), None);
         assert_eq!(Square::parse("A0"), None);
+    }
+
+    #[test]
+    fn name_order_is_string_order() {
+        let mut squares: Vec<Square> = (0..256).map(Square::from_index).collect();
+        squares.sort_by_key(|s| s.name_order());
+        let names: Vec<String> = squares.iter().map(|s| s.to_string()).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
     }
 
     #[test]

@@ -128,7 +128,26 @@ fn random_placement(rules: &Ruleset, rng: &mut ChaCha8Rng) -> Position {
             }
         }
     }
-    pos.set_turn(if rng.random_bool(0.5) { Color::White } else { Color::Black });
+    let mut turn = if rng.random_bool(0.5) { Color::White } else { Color::Black };
+    // The side to move may not already hold the castle it attacks (the game would have ended
+    // and `parse_cpn` refuses such text): give the move to the other side, or, when both hold
+    // theirs, play on with White to move and one of White's castle pieces taken off.
+    let holds = |pos: &Position, c: Color| {
+        (pos.pieces(c) & board.opp_castle(c)).count() >= rules.flags().castle_squares_to_win
+    };
+    if holds(&pos, turn) {
+        turn = turn.opponent();
+    }
+    if holds(&pos, turn) {
+        turn = Color::White;
+        let sq = (pos.pieces(Color::White) & board.opp_castle(Color::White)).first().expect("a castle piece");
+        let mut rebuilt = Position::empty();
+        for s in pos.occupied().iter().filter(|&s| s != sq) {
+            rebuilt.put(s, pos.piece_at(s).expect("occupied"));
+        }
+        pos = rebuilt;
+    }
+    pos.set_turn(turn);
     if rules.has_castle_moves() {
         for color in Color::BOTH {
             pos.set_castle_moves(color, rng.random_range(0..=rules.flags().max_castle_moves.unwrap_or(3)));
@@ -149,6 +168,11 @@ fn random_placements_agree_with_the_reference() {
         let mut rng = ChaCha8Rng::seed_from_u64(0xCA3E107);
         for _ in 0..1000 {
             let pos = random_placement(&rules, &mut rng);
+            if pos.pieces(pos.turn().opponent()).is_empty() {
+                // Refused by `parse_cpn`: the side that just moved must have a piece.
+                assert!(rules.parse_cpn(&rules.to_cpn(&pos)).is_err());
+                continue;
+            }
             // Parse our own CPN back: the placement is valid text.
             let cpn = rules.to_cpn(&pos);
             assert_eq!(rules.parse_cpn(&cpn).as_ref(), Ok(&pos), "{label}: {cpn}");
