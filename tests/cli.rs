@@ -98,7 +98,11 @@ fn apply_refuses_an_illegal_move_with_its_index_and_reason() {
 
 #[test]
 fn malformed_positions_and_flags_are_refused_by_name() {
-    let out = camelot(&["moves", "--position", "2/8/10/12/12/2kmmmmmmk2/3kmmmmk3/12/12/3KMMMMK3/2KMMMMMMK3/12/12/10/8/2 w 0/0"]);
+    let out = camelot(&[
+        "moves",
+        "--position",
+        "2/8/10/12/12/2kmmmmmmk2/3kmmmmk3/12/12/3KMMMMK3/2KMMMMMMK3/12/12/10/8/2 w 0/0",
+    ]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("rank 6"), "{}", stderr(&out));
     let out = camelot(&["perft", "--set", "charge_rule=sometimes", "--depth", "1"]);

@@ -27,7 +27,9 @@ pub fn run(args: ApplyArgs) -> Result<()> {
     let mut game = Game::from_position(rules.clone(), pos);
     for (i, text) in args.moves.iter().enumerate() {
         let lone_number = text.trim_end_matches('.').chars().all(|c| c.is_ascii_digit()) && text.ends_with('.');
-        let result = if lone_number { rules.parse_move(game.position(), text).map(|_| ()) } else {
+        let result = if lone_number {
+            rules.parse_move(game.position(), text).map(|_| ())
+        } else {
             game.play_text(text).map(|_| ())
         };
         match result {

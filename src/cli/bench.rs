@@ -2,11 +2,14 @@
 
 use super::RulesArgs;
 use anyhow::{bail, Result};
+use camelot_game::CamelotState;
 use camelot_rules::{random_playout, EndReason, Position, Ruleset};
+use camelot_search::{Game as _, SearchConfig, Searcher, Tree, UniformEvaluator};
 use clap::{Args, Subcommand};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Benchmarks.
@@ -14,6 +17,30 @@ use std::time::Instant;
 pub enum BenchCommand {
     /// Uniformly random whole moves under the full rules, to the end of each game.
     Playouts(PlayoutArgs),
+    /// Tree work of the search alone: self-play moves with a uniform evaluator.
+    Search(SearchArgs),
+}
+
+/// Arguments of `camelot bench search`.
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    rules: RulesArgs,
+    /// Worker threads, each searching its own batch of games.
+    #[arg(long, default_value_t = 1)]
+    threads: u64,
+    /// Games searched together per thread (one evaluator call per round for all of them).
+    #[arg(long, default_value_t = 16)]
+    games: usize,
+    /// Simulations per move.
+    #[arg(long, default_value_t = 800)]
+    simulations: u32,
+    /// Moves to play in each game (each one a full search), or fewer if it ends.
+    #[arg(long, default_value_t = 8)]
+    moves: u32,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 /// Arguments of `camelot bench playouts`.
@@ -36,6 +63,7 @@ pub struct PlayoutArgs {
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Playouts(args) => playouts(args),
+        BenchCommand::Search(args) => search(args),
     }
 }
 
@@ -107,22 +135,68 @@ fn playouts(args: PlayoutArgs) -> Result<()> {
         }
     }
     let reasons: Vec<String> = total.reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    println!(
-        "variant {}, {} games, {} thread(s), seed {}",
-        rules.name(),
-        total.games,
-        args.threads,
-        args.seed
-    );
-    println!(
-        "results: white {} black {} draw {} ({})",
-        total.white,
-        total.black,
-        total.draws,
-        reasons.join(", ")
-    );
+    println!("variant {}, {} games, {} thread(s), seed {}", rules.name(), total.games, args.threads, args.seed);
+    println!("results: white {} black {} draw {} ({})", total.white, total.black, total.draws, reasons.join(", "));
     println!("plies: {} ({:.1} per game)", total.plies, total.plies as f64 / total.games as f64);
     println!("{:.0} plies/s", total.plies as f64 / seconds);
     println!("{:.0} games/s", total.games as f64 / seconds);
+    Ok(())
+}
+
+/// Searches `games` games from the start for `moves` moves each, advancing every tree with its
+/// chosen action (tree reuse), and returns the simulations run.
+fn search_games(rules: &Arc<Ruleset>, args: &SearchArgs, seed: u64) -> Result<u64> {
+    let config = SearchConfig { simulations: args.simulations, ..SearchConfig::default() };
+    let mut searcher = Searcher::new(config)?;
+    let start = CamelotState::new(rules.clone());
+    let mut trees: Vec<Tree<CamelotState>> =
+        (0..args.games).map(|g| Tree::new(start.clone(), seed.wrapping_mul(1000).wrapping_add(g as u64))).collect();
+    let mut simulations = 0u64;
+    let mut results = Vec::new();
+    for _ in 0..args.moves {
+        trees.retain(|t| t.root_state().terminal().is_none());
+        if trees.is_empty() {
+            break;
+        }
+        searcher.search_into(&mut trees, &mut UniformEvaluator, &mut results)?;
+        for (tree, result) in trees.iter_mut().zip(&results) {
+            simulations += result.simulations as u64;
+            // A whole move may take several decisions; each advance reuses the subtree.
+            tree.advance(result.action)?;
+        }
+    }
+    Ok(simulations)
+}
+
+fn search(args: SearchArgs) -> Result<()> {
+    if args.threads == 0 || args.games == 0 {
+        bail!("--threads and --games must be at least 1");
+    }
+    let rules = Arc::new(args.rules.ruleset()?);
+    let started = Instant::now();
+    let counts: Vec<Result<u64>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..args.threads)
+            .map(|t| {
+                let rules = &rules;
+                let args = &args;
+                scope.spawn(move || search_games(rules, args, args.seed.wrapping_add(t)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("search thread panicked")).collect()
+    });
+    let seconds = started.elapsed().as_secs_f64().max(1e-9);
+    let mut total = 0;
+    for c in counts {
+        total += c?;
+    }
+    println!(
+        "variant {}, {} thread(s) x {} games, {} simulations per decision, uniform evaluator",
+        rules.name(),
+        args.threads,
+        args.games,
+        args.simulations
+    );
+    println!("simulations: {total} in {seconds:.2} s");
+    println!("{:.0} simulations/s", total as f64 / seconds);
     Ok(())
 }

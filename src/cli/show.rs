@@ -47,11 +47,7 @@ pub fn draw(rules: &Ruleset, pos: &Position) -> String {
     }
     out.push_str(&format!("   {letters}\n"));
     let castle = if rules.has_castle_moves() {
-        format!(
-            ", castle moves used {}/{}",
-            pos.castle_moves(Color::White),
-            pos.castle_moves(Color::Black)
-        )
+        format!(", castle moves used {}/{}", pos.castle_moves(Color::White), pos.castle_moves(Color::Black))
     } else {
         String::new()
     };

@@ -37,9 +37,7 @@ impl Board {
                 squares.insert(Square::new(file, rank as u8));
             }
         }
-        let rank_set = |rank: u8| -> Bitboard {
-            squares.iter().filter(|sq| sq.rank() == rank).collect()
-        };
+        let rank_set = |rank: u8| -> Bitboard { squares.iter().filter(|sq| sq.rank() == rank).collect() };
         let castles = [rank_set(0), rank_set(ranks - 1)];
         let mut step = Box::new([[NO_SQUARE; 8]; 256]);
         let mut leap = Box::new([[NO_SQUARE; 8]; 256]);
@@ -143,9 +141,7 @@ impl Board {
 
     /// The squares of `rank` (zero-based), lowest file first.
     pub fn rank_squares(&self, rank: u8) -> impl Iterator<Item = Square> + '_ {
-        (0..self.files)
-            .map(move |f| Square::new(f, rank))
-            .filter(move |sq| self.contains(*sq))
+        (0..self.files).map(move |f| Square::new(f, rank)).filter(move |sq| self.contains(*sq))
     }
 
     /// The neighbour of `sq` in direction `d`, if on the board.

@@ -62,7 +62,12 @@ impl Ruleset {
         if ranks.len() != board.ranks() as usize {
             return Err(Error::cpn(
                 "placement",
-                format!("the {} board has {} ranks separated by `/`, found {}", board.name(), board.ranks(), ranks.len()),
+                format!(
+                    "the {} board has {} ranks separated by `/`, found {}",
+                    board.name(),
+                    board.ranks(),
+                    ranks.len()
+                ),
             ));
         }
         let mut pos = Position::empty();
@@ -82,9 +87,9 @@ impl Ruleset {
                         end = j + 1;
                         chars.next();
                     }
-                    let run: usize = rank_text[start..end]
-                        .parse()
-                        .map_err(|_| Error::cpn(&field, format!("empty-square count `{}` is too large", &rank_text[start..end])))?;
+                    let run: usize = rank_text[start..end].parse().map_err(|_| {
+                        Error::cpn(&field, format!("empty-square count `{}` is too large", &rank_text[start..end]))
+                    })?;
                     if run == 0 {
                         return Err(Error::cpn(&field, "an empty-square count must be at least 1"));
                     }
@@ -105,7 +110,11 @@ impl Ruleset {
             if at != squares.len() {
                 return Err(Error::cpn(
                     &field,
-                    format!("describes {} square(s), the rank has {}", if at > squares.len() { "too many".to_string() } else { at.to_string() }, squares.len()),
+                    format!(
+                        "describes {} square(s), the rank has {}",
+                        if at > squares.len() { "too many".to_string() } else { at.to_string() },
+                        squares.len()
+                    ),
                 ));
             }
         }
@@ -137,7 +146,10 @@ impl Ruleset {
         if !self.has_castle_moves() {
             return match text {
                 "-" | "0/0" => Ok(()),
-                _ => Err(Error::cpn(field, format!("`{text}`: the {} board has one-square castles, write `-`", self.board().name()))),
+                _ => Err(Error::cpn(
+                    field,
+                    format!("`{text}`: the {} board has one-square castles, write `-`", self.board().name()),
+                )),
             };
         }
         let (w, b) = text
@@ -181,7 +193,11 @@ impl Ruleset {
                 let rank = in_castle.first().map_or(0, |s| s.rank() + 1);
                 return Err(Error::cpn(
                     format!("rank {rank}"),
-                    format!("{} pieces of {} in its own castle; at most one can have jumped in", in_castle.count(), color.name()),
+                    format!(
+                        "{} pieces of {} in its own castle; at most one can have jumped in",
+                        in_castle.count(),
+                        color.name()
+                    ),
                 ));
             }
             for (role, name) in [(Role::Knight, "knights"), (Role::Man, "men")] {

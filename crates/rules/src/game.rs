@@ -69,13 +69,7 @@ impl Game {
     pub fn occurrences(&self) -> u32 {
         let current = self.position();
         let window = current.no_progress_plies() as usize;
-        self.positions
-            .iter()
-            .rev()
-            .take(window + 1)
-            .step_by(2)
-            .filter(|p| p.hash() == current.hash())
-            .count() as u32
+        self.positions.iter().rev().take(window + 1).step_by(2).filter(|p| p.hash() == current.hash()).count() as u32
     }
 
     /// The result if the game is over.

@@ -399,7 +399,11 @@ impl Ruleset {
             pos.hash ^= z.castle_moves(us, used) ^ z.castle_moves(us, now);
             pos.castle_moves[us.index()] = now;
         }
-        if mv.is_capture() || self.board().opp_castle(us).contains(mv.to) {
+        // Entering the opponent's castle is progress (RULES.md 6.7); so is a castle move while
+        // castle moves are limited. With `max_castle_moves=unlimited` a castle move is not, or
+        // shuttling between the castle squares would never end the game [choice].
+        let castle_progress = mv.kind != MoveKind::CastleMove || self.flags().max_castle_moves.is_some();
+        if mv.is_capture() || (self.board().opp_castle(us).contains(mv.to) && castle_progress) {
             pos.no_progress = 0;
         } else {
             pos.no_progress = pos.no_progress.saturating_add(1);

@@ -6,8 +6,8 @@
 //! are well formed and that makes a legal move; the engine always writes the canonical path.
 
 use crate::bitboard::Bitboard;
-use crate::error::{Error, Result};
 use crate::board::NO_SQUARE;
+use crate::error::{Error, Result};
 use crate::movegen::{Context, Move, MoveKind};
 use crate::position::Position;
 use crate::ruleset::{ChargeRule, Ruleset};
@@ -200,7 +200,9 @@ impl Ruleset {
                 Some(squares) => Path { first_jump: squares.len() - 1, squares },
                 None => simple(),
             },
-            MoveKind::Jump | MoveKind::Charge => cx.best_capture_path(mv.from, mv.to, mv.captures).unwrap_or_else(simple),
+            MoveKind::Jump | MoveKind::Charge => {
+                cx.best_capture_path(mv.from, mv.to, mv.captures).unwrap_or_else(simple)
+            }
         }
     }
 
@@ -238,12 +240,13 @@ impl Ruleset {
                     if captures_of != Some(mv.from) {
                         captures_of = Some(mv.from);
                         captures.clear();
-                        cx.capture_paths(mv.from, jumpers.contains(mv.from), &mut |to, captured, path| {
-                            match captures.iter_mut().find(|(t, c, _)| *t == to && *c == captured) {
-                                Some(entry) if path_order(&path, &entry.2) == Ordering::Less => entry.2 = path,
-                                Some(_) => {}
-                                None => captures.push((to, captured, path)),
-                            }
+                        cx.capture_paths(mv.from, jumpers.contains(mv.from), &mut |to, captured, path| match captures
+                            .iter_mut()
+                            .find(|(t, c, _)| *t == to && *c == captured)
+                        {
+                            Some(entry) if path_order(&path, &entry.2) == Ordering::Less => entry.2 = path,
+                            Some(_) => {}
+                            None => captures.push((to, captured, path)),
                         });
                     }
                     captures
@@ -286,7 +289,9 @@ impl Ruleset {
         let origin = path.squares[0];
         let piece = match pos.piece_at(origin) {
             Some(p) if p.color == us => p,
-            Some(_) => return Err(format!("{origin} holds a {} piece; {} is to move", us.opponent().name(), us.name())),
+            Some(_) => {
+                return Err(format!("{origin} holds a {} piece; {} is to move", us.opponent().name(), us.name()))
+            }
             None => return Err(format!("no {} piece on {origin}", us.name())),
         };
         let mut theirs = pos.pieces(us.opponent());
@@ -294,6 +299,7 @@ impl Ruleset {
         let mut empty = self.board().squares() & !(theirs | friends);
         let mut captures = Bitboard::EMPTY;
         let mut cantered = false;
+        let mut landed = Bitboard::EMPTY;
         let legs = path.legs();
         for i in 0..legs {
             let (a, b) = (path.squares[i], path.squares[i + 1]);
@@ -339,6 +345,10 @@ impl Ruleset {
                 if !friends.contains(mid) {
                     return Err(format!("no friendly piece on {mid} to canter over"));
                 }
+                if landed.contains(b) {
+                    return Err(format!("a canter never lands twice on the same square ({b})"));
+                }
+                landed.insert(b);
                 cantered = true;
             }
             empty.insert(a);

@@ -75,14 +75,31 @@ impl Record {
         if in_comment {
             return Err(Error::Record { index: 0, token: "{".to_string(), reason: "unclosed comment".to_string() });
         }
+        // A decisive result on an unfinished game is a resignation or adjudication; on a
+        // finished one it must be the rules' result.
+        if let (Some(token), Some(outcome)) = (&result, game.outcome()) {
+            if token != "*" && token != outcome.result_token() {
+                return Err(Error::Record {
+                    index: 0,
+                    token: token.clone(),
+                    reason: format!("the game ended {} ({outcome})", outcome.result_token()),
+                });
+            }
+        }
         Ok(Record { tags, game, annotations, result })
     }
 
-    /// A record of `game` with no tags or annotations; the result is written if it is over.
+    /// A record of `game` with `Variant` tag (and a `CPN` tag when it did not start from the
+    /// set-up) and no annotations; the result is written if the game is over.
     pub fn of_game(game: Game) -> Record {
+        let rules = game.rules().clone();
+        let mut tags = vec![("Variant".to_string(), rules.name().to_string())];
+        if *game.start() != crate::Position::start(&rules) {
+            tags.push(("CPN".to_string(), rules.to_cpn(game.start())));
+        }
         let result = game.outcome().map(|o| o.result_token().to_string());
         let annotations = vec![String::new(); game.moves().len()];
-        Record { tags: Vec::new(), game, annotations, result }
+        Record { tags, game, annotations, result }
     }
 
     /// The move text: `1.D6-F8 H11-F9 2.C6-E8-G8 ...`, then the result if known.

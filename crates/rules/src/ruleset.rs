@@ -8,8 +8,7 @@ use crate::square::{Color, Role, Square};
 use std::fmt;
 
 /// The variant names accepted by [`Ruleset::variant`], default first.
-pub const VARIANT_NAMES: [&str; 6] =
-    ["camelot", "camelot-cz", "chivalry", "chivalry-1888", "cam", "camette"];
+pub const VARIANT_NAMES: [&str; 6] = ["camelot", "camelot-cz", "chivalry", "chivalry-1888", "cam", "camette"];
 
 /// The flag names accepted by [`Ruleset::set_flag`].
 pub const FLAG_NAMES: [&str; 10] = [
@@ -104,20 +103,9 @@ impl Ruleset {
     pub fn variant(name: &str) -> Result<Ruleset> {
         let sq = |s: &str| Square::parse(s).expect("set-up squares are valid names");
         let squares = |list: &str| list.split_whitespace().map(sq).collect::<Vec<_>>();
-        let camelot = || {
-            (
-                Board::camelot(),
-                squares("C6 D7 I7 J6"),
-                squares("D6 E6 F6 G6 H6 I6 E7 F7 G7 H7"),
-            )
-        };
-        let chivalry = || {
-            (
-                Board::chivalry(),
-                squares("C6 D6 K6 L6 C7 D7 K7 L7"),
-                squares("E6 F6 G6 H6 I6 J6 E7 F7 G7 H7 I7 J7"),
-            )
-        };
+        let camelot = || (Board::camelot(), squares("C6 D7 I7 J6"), squares("D6 E6 F6 G6 H6 I6 E7 F7 G7 H7"));
+        let chivalry =
+            || (Board::chivalry(), squares("C6 D6 K6 L6 C7 D7 K7 L7"), squares("E6 F6 G6 H6 I6 J6 E7 F7 G7 H7 I7 J7"));
         let small = Flags { castle_squares_to_win: 1, min_pieces_to_win: 1, material_draw: false, ..Flags::WCF };
         let ((board, knights, men), flags) = match name {
             "camelot" => (camelot(), Flags::WCF),
@@ -165,11 +153,8 @@ impl Ruleset {
 
     /// Overrides one flag by name, e.g. `set_flag("charge_rule", "final")`.
     pub fn set_flag(&mut self, flag: &str, value: &str) -> Result<()> {
-        let bad = |expected: &'static str| Error::BadFlagValue {
-            flag: flag.to_string(),
-            value: value.to_string(),
-            expected,
-        };
+        let bad =
+            |expected: &'static str| Error::BadFlagValue { flag: flag.to_string(), value: value.to_string(), expected };
         let boolean = || match value {
             "yes" | "true" | "1" | "on" => Ok(true),
             "no" | "false" | "0" | "off" => Ok(false),

@@ -212,20 +212,43 @@ pub const DIRECTIONS: [i32; 8] = [16, 17, 1, -15, -16, -17, -1, 15];
 #[macro_export]
 macro_rules! for_each_direction {
     ($offset:ident => $body:block) => {{
-        { const $offset: i32 = 16; $body }
-        { const $offset: i32 = 17; $body }
-        { const $offset: i32 = 1; $body }
-        { const $offset: i32 = -15; $body }
-        { const $offset: i32 = -16; $body }
-        { const $offset: i32 = -17; $body }
-        { const $offset: i32 = -1; $body }
-        { const $offset: i32 = 15; $body }
+        {
+            const $offset: i32 = 16;
+            $body
+        }
+        {
+            const $offset: i32 = 17;
+            $body
+        }
+        {
+            const $offset: i32 = 1;
+            $body
+        }
+        {
+            const $offset: i32 = -15;
+            $body
+        }
+        {
+            const $offset: i32 = -16;
+            $body
+        }
+        {
+            const $offset: i32 = -17;
+            $body
+        }
+        {
+            const $offset: i32 = -1;
+            $body
+        }
+        {
+            const $offset: i32 = 15;
+            $body
+        }
     }};
 }
 
 /// File and rank deltas of [`DIRECTIONS`], in the same order.
-pub const DIRECTION_DELTAS: [(i8, i8); 8] =
-    [(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)];
+pub const DIRECTION_DELTAS: [(i8, i8); 8] = [(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)];
 
 #[cfg(test)]
 mod tests {

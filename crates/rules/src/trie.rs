@@ -27,6 +27,8 @@ pub struct TrieNode {
     pub children: Vec<(Leg, u32)>,
     /// Index (into the move list the trie was built from) of the move that ends here.
     pub complete: Option<u32>,
+    /// The node this one hangs from and the leg that leads here (`None` at the root).
+    pub parent: Option<(u32, Leg)>,
 }
 
 impl TrieNode {
@@ -53,7 +55,7 @@ impl LegTrie {
                 at = match nodes[at].children.iter().find(|(l, _)| *l == leg) {
                     Some(&(_, child)) => child as usize,
                     None => {
-                        nodes.push(TrieNode::default());
+                        nodes.push(TrieNode { parent: Some((at as u32, leg)), ..TrieNode::default() });
                         let child = nodes.len() - 1;
                         nodes[at].children.push((leg, child as u32));
                         child
@@ -73,6 +75,18 @@ impl LegTrie {
     /// Node `index`.
     pub fn node(&self, index: u32) -> &TrieNode {
         &self.nodes[index as usize]
+    }
+
+    /// The legs from the root to node `index`, in order.
+    pub fn legs_to(&self, index: u32) -> Vec<Leg> {
+        let mut legs = Vec::new();
+        let mut at = index;
+        while let Some((parent, leg)) = self.nodes[at as usize].parent {
+            legs.push(leg);
+            at = parent;
+        }
+        legs.reverse();
+        legs
     }
 
     /// Number of nodes.

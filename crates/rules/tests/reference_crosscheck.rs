@@ -132,9 +132,8 @@ fn random_placement(rules: &Ruleset, rng: &mut ChaCha8Rng) -> Position {
     // The side to move may not already hold the castle it attacks (the game would have ended
     // and `parse_cpn` refuses such text): give the move to the other side, or, when both hold
     // theirs, play on with White to move and one of White's castle pieces taken off.
-    let holds = |pos: &Position, c: Color| {
-        (pos.pieces(c) & board.opp_castle(c)).count() >= rules.flags().castle_squares_to_win
-    };
+    let holds =
+        |pos: &Position, c: Color| (pos.pieces(c) & board.opp_castle(c)).count() >= rules.flags().castle_squares_to_win;
     if holds(&pos, turn) {
         turn = turn.opponent();
     }

@@ -742,7 +742,10 @@ fn apply(r: &RefRules, pos: &Pos, path: &Path) -> Pos {
     if castle_move {
         next.castle_moves[mover.index()] += 1;
     }
-    next.no_progress = if !path.captured.is_empty() || r.in_opp_castle(mover, end) { 0 } else { pos.no_progress + 1 };
+    // A castle move is progress only while castle moves are limited (else shuttling between
+    // the castle squares would never end the game).
+    let entered = r.in_opp_castle(mover, end) && !(castle_move && r.max_castle_moves.is_none());
+    next.no_progress = if !path.captured.is_empty() || entered { 0 } else { pos.no_progress + 1 };
     if mover == Color::Black {
         next.move_number += 1;
     }
