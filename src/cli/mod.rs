@@ -2,8 +2,10 @@
 
 mod apply;
 mod bench;
+mod match_cmd;
 mod moves;
 mod perft;
+mod play;
 mod show;
 
 use anyhow::{Context, Result};
@@ -28,6 +30,10 @@ enum Command {
     Apply(apply::ApplyArgs),
     /// Draw a position with coordinates.
     Show(show::ShowArgs),
+    /// Play a game in the terminal: a person (`human`) against an engine, or any two players.
+    Play(play::PlayArgs),
+    /// Play many games between two players and report A's score with a 95% interval.
+    Match(match_cmd::MatchArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -40,6 +46,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Moves(args) => moves::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Show(args) => show::run(args),
+        Command::Play(args) => play::run(args),
+        Command::Match(args) => match_cmd::run(args),
         Command::Bench(cmd) => bench::run(cmd),
     }
 }

@@ -1,7 +1,7 @@
 //! The decision-level Camelot state the search walks.
 
 use crate::action::{ActionCodec, Decision};
-use camelot_rules::{Color, Game, LegTrie, Move, Outcome, Path, Position, Ruleset, Square};
+use camelot_rules::{Color, FlatPaths, Game, LegTrie, Move, Outcome, Path, Position, Ruleset, Square};
 use camelot_search::{Game as SearchGame, Outcome as SearchOutcome, Player};
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ struct History {
 #[derive(Debug)]
 struct Turn {
     position: Position,
-    moves: Vec<(Move, Path)>,
+    moves: Vec<Move>,
     trie: LegTrie,
     outcome: Option<Outcome>,
     history: Arc<History>,
@@ -29,15 +29,24 @@ impl Turn {
         let history = Arc::new(History { hash: position.hash(), previous });
         let mut outcome = rules.static_outcome(&position);
         let mut moves = Vec::new();
+        let mut paths = FlatPaths::default();
         if outcome.is_none() {
-            moves = rules.legal_moves_with_paths(&position);
+            rules.legal_moves_and_paths(&position, &mut moves, &mut paths);
             outcome = rules.outcome(&position, !moves.is_empty(), occurrences(&history, &position));
             if outcome.is_some() {
                 moves.clear();
+                paths.clear();
             }
         }
-        let trie = LegTrie::new(&moves);
+        let trie = LegTrie::from_paths(&paths);
         Turn { position, moves, trie, outcome, history }
+    }
+
+    /// The trie node where move `index` ends.
+    fn node_of(&self, index: usize) -> u32 {
+        (0..self.trie.len() as u32)
+            .find(|&n| self.trie.complete(n) == Some(index as u32))
+            .expect("every move ends at a node")
     }
 }
 
@@ -129,9 +138,19 @@ impl CamelotState {
         self.node != 0
     }
 
-    /// The turn's legal moves with their canonical paths, sorted by the written path.
-    pub fn legal_moves(&self) -> &[(Move, Path)] {
+    /// The turn's legal moves, in the trie's order (the indices that
+    /// [`CamelotState::actions_for_move`] takes).
+    pub fn legal_moves(&self) -> &[Move] {
         &self.turn.moves
+    }
+
+    /// The canonical path of move `index` of [`CamelotState::legal_moves`].
+    pub fn path_of(&self, index: usize) -> Path {
+        let legs = self.turn.trie.legs_to(self.turn.node_of(index));
+        let mut squares = vec![legs[0].from];
+        squares.extend(legs.iter().map(|l| l.to));
+        let first_jump = legs.iter().position(|l| l.jump).unwrap_or(legs.len());
+        Path { squares, first_jump }
     }
 
     /// The result, once the game is over.
@@ -181,23 +200,10 @@ impl CamelotState {
     /// the turn (a `stop` after the last leg where the path could continue).
     pub fn actions_for_move(&self, index: usize) -> Vec<u32> {
         let mover = self.turn.position.turn();
-        let path = &self.turn.moves[index].1;
-        let mut actions = Vec::with_capacity(path.legs() + 1);
-        let mut node = 0u32;
-        for i in 0..path.legs() {
-            let leg = camelot_rules::Leg { from: path.squares[i], to: path.squares[i + 1], jump: path.is_jump_leg(i) };
-            actions.push(self.codec.encode_leg(leg, mover));
-            node = self
-                .turn
-                .trie
-                .node(node)
-                .children
-                .iter()
-                .find(|(l, _)| *l == leg)
-                .map(|&(_, c)| c)
-                .expect("path in trie");
-        }
-        if !self.turn.trie.node(node).children.is_empty() {
+        let node = self.turn.node_of(index);
+        let mut actions: Vec<u32> =
+            self.turn.trie.legs_to(node).into_iter().map(|leg| self.codec.encode_leg(leg, mover)).collect();
+        if self.turn.trie.has_children(node) {
             actions.push(self.codec.stop());
         }
         actions
@@ -206,12 +212,12 @@ impl CamelotState {
     /// Plays a whole move (one of [`CamelotState::legal_moves`]) from the start of the turn.
     pub fn play_move(&mut self, mv: &Move) {
         debug_assert_eq!(self.node, 0, "whole moves are played from the start of a turn");
-        let index = self.turn.moves.iter().position(|(m, _)| m == mv).expect("a legal move");
+        let index = self.turn.moves.iter().position(|m| m == mv).expect("a legal move");
         self.complete(index as u32);
     }
 
     fn complete(&mut self, index: u32) {
-        let mv = self.turn.moves[index as usize].0;
+        let mv = self.turn.moves[index as usize];
         let mut next = self.turn.position;
         self.rules.play(&mut next, &mv);
         self.turn = Arc::new(Turn::new(&self.rules, next, Some(self.turn.history.clone())));
@@ -233,35 +239,29 @@ impl SearchGame for CamelotState {
 
     fn legal_actions(&self, out: &mut Vec<u32>) {
         let mover = self.turn.position.turn();
-        let node = self.turn.trie.node(self.node);
-        out.extend(node.children.iter().map(|(leg, _)| self.codec.encode_leg(*leg, mover)));
-        if node.can_stop() {
+        let trie = &self.turn.trie;
+        out.extend(trie.children(self.node).map(|(leg, _)| self.codec.encode_leg(leg, mover)));
+        if trie.can_stop(self.node) {
             out.push(self.codec.stop());
         }
     }
 
     fn apply(&mut self, action: u32) {
         let mover = self.turn.position.turn();
-        let node = self.turn.trie.node(self.node);
+        let trie = &self.turn.trie;
         match self.codec.decode(action, mover) {
             Some(Decision::Stop) => {
-                let index = node.complete.expect("stop is legal only where a move ends");
+                let index = trie.complete(self.node).expect("stop is legal only where a move ends");
                 self.complete(index);
             }
             Some(Decision::Leg { from, direction, distance }) => {
                 let to = ActionCodec::target(from, direction, distance).expect("a legal leg stays on the board");
-                let child = node
-                    .children
-                    .iter()
-                    .find(|(leg, _)| leg.from == from && leg.to == to)
-                    .map(|&(_, c)| c)
-                    .expect("apply is given a legal action");
-                let child_node = self.turn.trie.node(child);
-                if child_node.children.is_empty() {
-                    let index = child_node.complete.expect("a leaf of the trie completes a move");
-                    self.complete(index);
-                } else {
+                let child = trie.child(self.node, from, to).expect("apply is given a legal action");
+                if trie.has_children(child) {
                     self.node = child;
+                } else {
+                    let index = trie.complete(child).expect("a leaf of the trie completes a move");
+                    self.complete(index);
                 }
             }
             None => panic!("action {action} is outside the action space"),

@@ -43,7 +43,7 @@ fn every_legal_move_is_reached_exactly_once() {
             while state.terminal().is_none() {
                 let results = turn_results(&state);
                 let mut expected = HashMap::new();
-                for (mv, _) in state.legal_moves() {
+                for mv in state.legal_moves() {
                     let mut p = *state.position();
                     rules.play(&mut p, mv);
                     *expected.entry(p.hash()).or_insert(0) += 1;
@@ -53,7 +53,7 @@ fn every_legal_move_is_reached_exactly_once() {
                 checked += 1;
                 // Play a random move through its action sequence.
                 let index = rng.random_range(0..state.legal_moves().len());
-                let mv = state.legal_moves()[index].0;
+                let mv = state.legal_moves()[index];
                 let mut expected_after = *state.position();
                 rules.play(&mut expected_after, &mv);
                 for a in state.actions_for_move(index) {
@@ -97,7 +97,8 @@ fn mid_move_board_follows_the_legs() {
         rules.parse_cpn("2/8/10/12/12/2kmmmmmmk2/3kmmmmk3/12/12/3KMMMMK3/2KMMMMMMK2/12/12/10/8/2 w 0/0").expect("cpn");
     let mut state = CamelotState::from_position(rules.clone(), pos);
     // F7-H5-J7 is a complete canter that could go on to J5, so it ends with `stop`.
-    let index = state.legal_moves().iter().position(|(_, p)| p.to_string() == "F7-H5-J7").expect("canter F7-H5-J7");
+    let index =
+        (0..state.legal_moves().len()).find(|&i| state.path_of(i).to_string() == "F7-H5-J7").expect("canter F7-H5-J7");
     let actions = state.actions_for_move(index);
     assert_eq!(actions.len(), 3, "two legs and stop");
     assert_eq!(actions[2], state.codec().stop());

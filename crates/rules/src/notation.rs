@@ -50,6 +50,41 @@ impl fmt::Display for Path {
     }
 }
 
+/// Many paths in two flat buffers (no allocation per path): path `i` is
+/// `squares[entries[i].0 .. entries[i + 1].0]`, its first jump leg `entries[i].1`.
+#[derive(Clone, Debug, Default)]
+pub struct FlatPaths {
+    squares: Vec<Square>,
+    /// (start in `squares`, first jump leg); one extra entry at the end marks the end.
+    entries: Vec<(u32, u32)>,
+}
+
+impl FlatPaths {
+    /// Empties the buffers, keeping their capacity.
+    pub fn clear(&mut self) {
+        self.squares.clear();
+        self.entries.clear();
+    }
+
+    /// Number of paths.
+    pub fn len(&self) -> usize {
+        self.entries.len().saturating_sub(1)
+    }
+
+    /// Whether there is no path.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Path `i`: its squares (origin first) and the index of its first jump leg (its number of
+    /// legs when it captures nothing).
+    pub fn get(&self, i: usize) -> (&[Square], usize) {
+        let (start, first_jump) = self.entries[i];
+        let end = self.entries[i + 1].0;
+        (&self.squares[start as usize..end as usize], first_jump as usize)
+    }
+}
+
 /// Orders candidate paths: fewest legs, then smallest written string.
 fn path_order(a: &Path, b: &Path) -> Ordering {
     a.legs().cmp(&b.legs()).then_with(|| a.to_string().cmp(&b.to_string()))
@@ -67,18 +102,27 @@ pub(crate) struct CanterTree {
 impl CanterTree {
     /// The canonical path from the origin to `target`, if the canter reaches it.
     pub(crate) fn path_to(&self, target: Square) -> Option<Vec<Square>> {
-        let mut path = vec![target];
+        let mut path = Vec::new();
+        self.path_into(target, &mut path).then_some(path)
+    }
+
+    /// Appends the canonical path from the origin to `target` to `out`; false (and `out`
+    /// unchanged) if the canter does not reach it.
+    pub(crate) fn path_into(&self, target: Square, out: &mut Vec<Square>) -> bool {
+        let start = out.len();
         let mut at = target;
+        out.push(at);
         while at != self.origin {
             let p = self.parent[at.index()];
             if p == NO_SQUARE {
-                return None;
+                out.truncate(start);
+                return false;
             }
             at = Square::from_index(p as usize);
-            path.push(at);
+            out.push(at);
         }
-        path.reverse();
-        Some(path)
+        out[start..].reverse();
+        true
     }
 }
 
@@ -95,11 +139,13 @@ impl Context<'_> {
         let board = self.rules.board();
         let mut open = landing_ok & !Bitboard::from_square(origin);
         let mut parent = [NO_SQUARE; 256];
-        let mut layer = vec![origin];
-        let mut next: Vec<(usize, Square)> = Vec::new();
-        while !layer.is_empty() {
-            next.clear();
-            for (rank, &s) in layer.iter().enumerate() {
+        // Fixed buffers: a layer never holds more squares than the board has.
+        let mut layer = [origin; 256];
+        let mut layer_len = 1;
+        let mut next = [(0u32, origin); 256];
+        while layer_len > 0 {
+            let mut next_len = 0;
+            for (rank, &s) in layer[..layer_len].iter().enumerate() {
                 if s != origin && !expand_ok.contains(s) {
                     continue;
                 }
@@ -107,13 +153,16 @@ impl Context<'_> {
                     if friends.contains(Square::from_index((s.index() + t.index()) >> 1)) {
                         open.remove(t);
                         parent[t.index()] = s.index() as u8;
-                        next.push((rank, t));
+                        next[next_len] = ((rank as u32) << 16 | t.name_order() as u32, t);
+                        next_len += 1;
                     }
                 }
             }
-            next.sort_by_key(|&(rank, t)| (rank, t.name_order()));
-            layer.clear();
-            layer.extend(next.iter().map(|&(_, t)| t));
+            next[..next_len].sort_unstable_by_key(|&(key, _)| key);
+            for (slot, &(_, t)) in layer.iter_mut().zip(&next[..next_len]) {
+                *slot = t;
+            }
+            layer_len = next_len;
         }
         CanterTree { origin, parent }
     }
@@ -212,28 +261,46 @@ impl Ruleset {
     }
 
     /// Every legal move with its canonical path, sorted by the written path (RULES.md 8).
-    /// Paths are built per piece (one canter tree, one capture search), not per move.
     pub fn legal_moves_with_paths(&self, pos: &Position) -> Vec<(Move, Path)> {
         let mut moves = Vec::new();
-        self.legal_moves(pos, &mut moves);
-        moves.sort_by_key(|m| m.from);
+        let mut paths = FlatPaths::default();
+        self.legal_moves_and_paths(pos, &mut moves, &mut paths);
+        let mut keyed: Vec<(String, Move, Path)> = moves
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let (squares, first_jump) = paths.get(i);
+                let p = Path { squares: squares.to_vec(), first_jump };
+                (p.to_string(), m, p)
+            })
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.into_iter().map(|(_, m, p)| (m, p)).collect()
+    }
+
+    /// Every legal move and, at the same index of `paths`, its canonical path, in no particular
+    /// order; both buffers are cleared first and reused, so the search's hot path builds move
+    /// lists without allocating per move. Paths are built per piece (one canter tree, one
+    /// capture search), not per move.
+    pub fn legal_moves_and_paths(&self, pos: &Position, moves: &mut Vec<Move>, paths: &mut FlatPaths) {
+        self.legal_moves(pos, moves);
+        moves.sort_unstable_by_key(|m| (m.from, m.kind == MoveKind::Canter));
+        paths.clear();
         let cx = Context::new(self, pos);
         let jumpers = cx.obligations().jumpers;
-        let mut out: Vec<(Move, Path)> = Vec::with_capacity(moves.len());
         let mut tree: Option<CanterTree> = None;
         let mut captures: Vec<(Square, Bitboard, Path)> = Vec::new();
         let mut captures_of: Option<Square> = None;
-        for mv in moves {
-            let simple = Path { squares: vec![mv.from, mv.to], first_jump: 1 };
-            let path = match mv.kind {
-                MoveKind::Step | MoveKind::CastleMove => simple,
+        for mv in moves.iter() {
+            let start = paths.squares.len();
+            match mv.kind {
+                MoveKind::Step | MoveKind::CastleMove => paths.squares.extend([mv.from, mv.to]),
                 MoveKind::Canter => {
                     if tree.as_ref().is_none_or(|t| t.origin != mv.from) {
                         tree = Some(cx.quiet_canter_tree(mv.from));
                     }
-                    match tree.as_ref().and_then(|t| t.path_to(mv.to)) {
-                        Some(squares) => Path { first_jump: squares.len() - 1, squares },
-                        None => simple,
+                    if !tree.as_ref().is_some_and(|t| t.path_into(mv.to, &mut paths.squares)) {
+                        paths.squares.extend([mv.from, mv.to]);
                     }
                 }
                 MoveKind::Jump | MoveKind::Charge => {
@@ -249,17 +316,21 @@ impl Ruleset {
                             None => captures.push((to, captured, path)),
                         });
                     }
-                    captures
-                        .iter()
-                        .find(|(t, c, _)| *t == mv.to && *c == mv.captures)
-                        .map_or(simple, |(_, _, p)| p.clone())
+                    match captures.iter().find(|(t, c, _)| *t == mv.to && *c == mv.captures) {
+                        Some((_, _, p)) => {
+                            paths.squares.extend_from_slice(&p.squares);
+                            paths.entries.push((start as u32, p.first_jump as u32));
+                            continue;
+                        }
+                        None => paths.squares.extend([mv.from, mv.to]),
+                    }
                 }
-            };
-            out.push((mv, path));
+            }
+            let legs = (paths.squares.len() - start - 1) as u32;
+            let first_jump = if mv.is_capture() { 0 } else { legs };
+            paths.entries.push((start as u32, first_jump));
         }
-        let mut keyed: Vec<(String, Move, Path)> = out.into_iter().map(|(m, p)| (p.to_string(), m, p)).collect();
-        keyed.sort_by(|a, b| a.0.cmp(&b.0));
-        keyed.into_iter().map(|(_, m, p)| (m, p)).collect()
+        paths.entries.push((paths.squares.len() as u32, 0));
     }
 
     /// Reads a move written as a path (`C6-E8-G8`, `f6xd8`), optionally preceded by a move

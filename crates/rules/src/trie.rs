@@ -4,9 +4,12 @@
 //! are legs. A decision is one leg, or `stop` at a node where the path so far is a complete
 //! move that could also continue (an optional further canter leg). Every legal move is reached
 //! exactly once, and the side to move does not change inside the trie.
+//!
+//! Nodes live in one vector with sibling links, so building a trie allocates once, however many
+//! moves it holds: the search builds one at every new turn.
 
 use crate::movegen::Move;
-use crate::notation::Path;
+use crate::notation::{FlatPaths, Path};
 use crate::square::Square;
 
 /// One leg: where the moving piece goes next, and whether it jumps.
@@ -20,68 +23,188 @@ pub struct Leg {
     pub jump: bool,
 }
 
-/// A node of the trie: the legs that may follow, and the move completed here, if any.
-#[derive(Clone, Debug, Default)]
-pub struct TrieNode {
-    /// The legs that may follow, with the index of the node each leads to.
-    pub children: Vec<(Leg, u32)>,
-    /// Index (into the move list the trie was built from) of the move that ends here.
-    pub complete: Option<u32>,
-    /// The node this one hangs from and the leg that leads here (`None` at the root).
-    pub parent: Option<(u32, Leg)>,
-}
+const NONE: u32 = u32::MAX;
 
-impl TrieNode {
-    /// Whether `stop` is a decision here: a move ends here and legs may still follow.
-    pub fn can_stop(&self) -> bool {
-        self.complete.is_some() && !self.children.is_empty()
-    }
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    leg: Leg,
+    parent: u32,
+    first_child: u32,
+    next_sibling: u32,
+    complete: u32,
 }
 
 /// The legal moves of one turn as a trie of legs; node 0 is the root (no leg made yet).
 #[derive(Clone, Debug)]
 pub struct LegTrie {
-    nodes: Vec<TrieNode>,
+    nodes: Vec<Node>,
+}
+
+/// Iterator over a node's children: each leg and the node it leads to.
+pub struct Children<'a> {
+    trie: &'a LegTrie,
+    next: u32,
+}
+
+impl Iterator for Children<'_> {
+    type Item = (Leg, u32);
+
+    #[inline]
+    fn next(&mut self) -> Option<(Leg, u32)> {
+        if self.next == NONE {
+            return None;
+        }
+        let index = self.next;
+        let node = &self.trie.nodes[index as usize];
+        self.next = node.next_sibling;
+        Some((node.leg, index))
+    }
+}
+
+/// Scratch state while a trie is built: each node's last child (to append in order) and an
+/// open-addressing table of the root's children by leg.
+struct Build {
+    last_child: Vec<u32>,
+    root: [u32; 1024],
+}
+
+impl Build {
+    fn new() -> Build {
+        Build { last_child: vec![NONE], root: [NONE; 1024] }
+    }
+
+    /// The table slot of root leg `leg`: the slot holding it, or the empty slot where it goes.
+    fn root_slot(&self, nodes: &[Node], leg: Leg) -> usize {
+        let mut slot = (leg.from.index() * 97 + leg.to.index() * 13) & 1023;
+        loop {
+            let child = self.root[slot];
+            if child == NONE {
+                return slot;
+            }
+            let l = nodes[child as usize].leg;
+            if l.from == leg.from && l.to == leg.to {
+                return slot;
+            }
+            slot = (slot + 1) & 1023;
+        }
+    }
 }
 
 impl LegTrie {
-    /// Builds the trie from moves and their canonical paths.
+    /// Builds the trie from moves and their canonical paths; node `complete` values index
+    /// `moves`.
     pub fn new(moves: &[(Move, Path)]) -> LegTrie {
-        let mut nodes = vec![TrieNode::default()];
+        let mut trie = LegTrie::with_root(moves.len());
+        let mut build = Build::new();
         for (index, (_, path)) in moves.iter().enumerate() {
-            let mut at = 0usize;
-            for i in 0..path.legs() {
-                let leg = Leg { from: path.squares[i], to: path.squares[i + 1], jump: path.is_jump_leg(i) };
-                at = match nodes[at].children.iter().find(|(l, _)| *l == leg) {
-                    Some(&(_, child)) => child as usize,
-                    None => {
-                        nodes.push(TrieNode { parent: Some((at as u32, leg)), ..TrieNode::default() });
-                        let child = nodes.len() - 1;
-                        nodes[at].children.push((leg, child as u32));
-                        child
-                    }
-                };
-            }
-            nodes[at].complete = Some(index as u32);
+            trie.insert(&path.squares, path.first_jump, index as u32, &mut build);
         }
+        trie
+    }
+
+    /// Builds the trie from flat paths (see [`crate::Ruleset::legal_moves_and_paths`]);
+    /// node `complete` values index the paths.
+    pub fn from_paths(paths: &FlatPaths) -> LegTrie {
+        let mut trie = LegTrie::with_root(paths.len());
+        let mut build = Build::new();
+        for index in 0..paths.len() {
+            let (squares, first_jump) = paths.get(index);
+            trie.insert(squares, first_jump, index as u32, &mut build);
+        }
+        trie
+    }
+
+    fn with_root(moves: usize) -> LegTrie {
+        let mut nodes = Vec::with_capacity(moves + moves / 2 + 1);
+        let origin = Square::from_index(0);
+        nodes.push(Node {
+            leg: Leg { from: origin, to: origin, jump: false },
+            parent: NONE,
+            first_child: NONE,
+            next_sibling: NONE,
+            complete: NONE,
+        });
         LegTrie { nodes }
     }
 
-    /// The root node (no leg made yet).
-    pub fn root(&self) -> &TrieNode {
-        &self.nodes[0]
+    fn insert(&mut self, squares: &[Square], first_jump: usize, index: u32, build: &mut Build) {
+        let mut at = 0u32;
+        for i in 0..squares.len() - 1 {
+            let leg = Leg { from: squares[i], to: squares[i + 1], jump: i >= first_jump };
+            // The root may have a hundred children: find them through the build's hash table.
+            let slot = if at == 0 { Some(build.root_slot(&self.nodes, leg)) } else { None };
+            let existing = match slot {
+                Some(slot) => (build.root[slot] != NONE).then_some(build.root[slot]),
+                None => self.child(at, leg.from, leg.to),
+            };
+            at = match existing {
+                Some(child) => child,
+                None => {
+                    let child = self.nodes.len() as u32;
+                    self.nodes.push(Node { leg, parent: at, first_child: NONE, next_sibling: NONE, complete: NONE });
+                    build.last_child.push(NONE);
+                    // Append, so children keep insertion order.
+                    match build.last_child[at as usize] {
+                        NONE => self.nodes[at as usize].first_child = child,
+                        last => self.nodes[last as usize].next_sibling = child,
+                    }
+                    build.last_child[at as usize] = child;
+                    if let Some(slot) = slot {
+                        build.root[slot] = child;
+                    }
+                    child
+                }
+            };
+        }
+        self.nodes[at as usize].complete = index;
     }
 
-    /// Node `index`.
-    pub fn node(&self, index: u32) -> &TrieNode {
-        &self.nodes[index as usize]
+    /// The root node's index (no leg made yet).
+    pub const ROOT: u32 = 0;
+
+    /// The legs that may follow `node`, with the node each leads to.
+    #[inline]
+    pub fn children(&self, node: u32) -> Children<'_> {
+        Children { trie: self, next: self.nodes[node as usize].first_child }
     }
 
-    /// The legs from the root to node `index`, in order.
-    pub fn legs_to(&self, index: u32) -> Vec<Leg> {
+    /// The child of `node` reached by the leg `from`-`to`.
+    #[inline]
+    pub fn child(&self, node: u32, from: Square, to: Square) -> Option<u32> {
+        self.children(node).find(|(leg, _)| leg.from == from && leg.to == to).map(|(_, c)| c)
+    }
+
+    /// Whether legs may follow `node`.
+    #[inline]
+    pub fn has_children(&self, node: u32) -> bool {
+        self.nodes[node as usize].first_child != NONE
+    }
+
+    /// Index of the move that ends at `node`, if one does.
+    #[inline]
+    pub fn complete(&self, node: u32) -> Option<u32> {
+        let c = self.nodes[node as usize].complete;
+        (c != NONE).then_some(c)
+    }
+
+    /// Whether `stop` is a decision at `node`: a move ends here and legs may still follow.
+    #[inline]
+    pub fn can_stop(&self, node: u32) -> bool {
+        self.complete(node).is_some() && self.has_children(node)
+    }
+
+    /// The node `node` hangs from and the leg that leads to it (`None` at the root).
+    #[inline]
+    pub fn parent(&self, node: u32) -> Option<(u32, Leg)> {
+        let n = &self.nodes[node as usize];
+        (n.parent != NONE).then_some((n.parent, n.leg))
+    }
+
+    /// The legs from the root to `node`, in order.
+    pub fn legs_to(&self, node: u32) -> Vec<Leg> {
         let mut legs = Vec::new();
-        let mut at = index;
-        while let Some((parent, leg)) = self.nodes[at as usize].parent {
+        let mut at = node;
+        while let Some((parent, leg)) = self.parent(at) {
             legs.push(leg);
             at = parent;
         }
@@ -89,13 +212,13 @@ impl LegTrie {
         legs
     }
 
-    /// Number of nodes.
+    /// Number of nodes, the root included.
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
     /// Whether the trie holds no move.
     pub fn is_empty(&self) -> bool {
-        self.nodes[0].children.is_empty()
+        !self.has_children(Self::ROOT)
     }
 }

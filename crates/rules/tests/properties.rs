@@ -384,32 +384,37 @@ fn check_trie(rules: &Ruleset, pos: &Position) -> Result<(), TestCaseError> {
     let with_paths = rules.legal_moves_with_paths(pos);
     let trie = LegTrie::new(&with_paths);
     prop_assert_eq!(trie.is_empty(), with_paths.is_empty());
-    prop_assert!(trie.root().complete.is_none(), "a move of no legs at {}", cpn);
+    prop_assert!(trie.complete(LegTrie::ROOT).is_none(), "a move of no legs at {}", cpn);
     let mut reached = vec![0u32; with_paths.len()];
     // (node, legs so far)
     let mut stack: Vec<(u32, Vec<LegId>)> = vec![(0, Vec::new())];
     let mut visited = 0usize;
     while let Some((index, legs)) = stack.pop() {
         visited += 1;
-        let node = trie.node(index);
-        if node.children.is_empty() && index != 0 {
-            prop_assert!(node.complete.is_some(), "leaf {:?} is no move at {}", legs, cpn);
+        let children: Vec<_> = trie.children(index).collect();
+        let complete = trie.complete(index);
+        if children.is_empty() && index != 0 {
+            prop_assert!(complete.is_some(), "leaf {:?} is no move at {}", legs, cpn);
         }
-        prop_assert_eq!(node.can_stop(), node.complete.is_some() && !node.children.is_empty());
-        if let Some(i) = node.complete {
+        prop_assert_eq!(trie.can_stop(index), complete.is_some() && !children.is_empty());
+        prop_assert_eq!(trie.has_children(index), !children.is_empty());
+        if let Some((parent, leg)) = trie.parent(index) {
+            prop_assert_eq!(trie.child(parent, leg.from, leg.to), Some(index));
+        }
+        if let Some(i) = complete {
             let (m, path) = &with_paths[i as usize];
             reached[i as usize] += 1;
             let expected: Vec<_> =
                 (0..path.legs()).map(|k| (path.squares[k], path.squares[k + 1], path.is_jump_leg(k))).collect();
             prop_assert_eq!(&legs, &expected, "node of {} at {}", path, cpn);
-            if node.can_stop() {
+            if trie.can_stop(index) {
                 // Only a canter may stop where legs go on: a jump must continue while it can.
                 prop_assert_eq!(m.kind, MoveKind::Canter, "stop offered after {} at {}", path, cpn);
-                prop_assert!(node.children.iter().all(|(leg, _)| !leg.jump), "stop before a jump at {}", cpn);
+                prop_assert!(children.iter().all(|(leg, _)| !leg.jump), "stop before a jump at {}", cpn);
             }
         }
         let mut seen = HashSet::new();
-        for (leg, child) in &node.children {
+        for (leg, child) in &children {
             prop_assert!(seen.insert(*leg), "leg listed twice at {}", cpn);
             match legs.last() {
                 Some(&(_, to, jump)) => {

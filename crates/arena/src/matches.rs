@@ -1,0 +1,302 @@
+//! Matches between two players: shared random openings, both colour assignments, parallel
+//! games, reproducible from one seed.
+
+use crate::error::ArenaError;
+use crate::eval::{material, Weights};
+use crate::spec::PlayerSpec;
+use camelot_rules::{Color, Game, Outcome, Record, Ruleset};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How a match is played.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatchConfig {
+    /// Games in all. Game `2k` and `2k + 1` share opening `k`; in even games A has White.
+    pub games: u32,
+    /// Worker threads (at least 1). Results do not depend on it.
+    pub threads: usize,
+    /// Master seed: every opening and every player's random stream derives from it and the
+    /// game's index.
+    pub seed: u64,
+    /// Random plies played from the start position before the players take over.
+    pub opening_plies: u32,
+    /// Safety cap on a game's plies (0: none). The rules end every game on their own (the
+    /// no-progress rule), so the cap is rarely reached; a capped game is adjudicated on
+    /// material: more material wins, equal material draws.
+    pub max_plies: u32,
+}
+
+impl Default for MatchConfig {
+    fn default() -> MatchConfig {
+        MatchConfig { games: 40, threads: 1, seed: 1, opening_plies: 4, max_plies: 2000 }
+    }
+}
+
+/// One finished game of a match.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameReport {
+    /// Index of the game in the match.
+    pub index: u32,
+    /// Whether player A had White.
+    pub a_is_white: bool,
+    /// The result by the rules, or `None` when the game was adjudicated at the ply cap.
+    pub outcome: Option<Outcome>,
+    /// The winner after adjudication (`None`: a draw).
+    pub winner: Option<Color>,
+    /// A's score: 1 win, 1/2 draw, 0 loss.
+    pub score_a: f64,
+    /// Plies played, the opening included.
+    pub plies: u32,
+    /// The game record's move text (opening included, result at the end).
+    pub moves_text: String,
+}
+
+impl GameReport {
+    /// How the game ended, in words.
+    pub fn describe(&self) -> String {
+        match self.outcome {
+            Some(outcome) => outcome.to_string(),
+            None => match self.winner {
+                Some(c) => format!("{} wins: adjudicated on material at the ply cap", c.name()),
+                None => "draw: adjudicated on material at the ply cap".to_string(),
+            },
+        }
+    }
+}
+
+/// Wins, draws and losses from one player's point of view.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Games won.
+    pub wins: u32,
+    /// Games drawn.
+    pub draws: u32,
+    /// Games lost.
+    pub losses: u32,
+}
+
+impl Tally {
+    /// Counts one game with score 1, 1/2 or 0.
+    pub fn add(&mut self, score: f64) {
+        if score > 0.75 {
+            self.wins += 1;
+        } else if score < 0.25 {
+            self.losses += 1;
+        } else {
+            self.draws += 1;
+        }
+    }
+
+    /// Games counted.
+    pub fn games(&self) -> u32 {
+        self.wins + self.draws + self.losses
+    }
+
+    /// Mean score in `[0, 1]` (0 for no games).
+    pub fn score(&self) -> f64 {
+        let n = self.games();
+        if n == 0 {
+            return 0.0;
+        }
+        (self.wins as f64 + 0.5 * self.draws as f64) / n as f64
+    }
+
+    /// Half-width of the 95% interval of the mean score, in `[0, 1]` units: `1.96 * sqrt(v / n)`
+    /// with `v` the variance of the per-game scores (1, 1/2, 0) about their mean, divided by
+    /// `n` (normal approximation, as cutechess-cli computes it).
+    pub fn interval95(&self) -> f64 {
+        let n = self.games() as f64;
+        if n == 0.0 {
+            return 0.0;
+        }
+        let m = self.score();
+        let variance = (self.wins as f64 * (1.0 - m).powi(2)
+            + self.draws as f64 * (0.5 - m).powi(2)
+            + self.losses as f64 * m.powi(2))
+            / n;
+        1.96 * (variance / n).sqrt()
+    }
+
+    /// `score: 97.5% (W/D/L 39/0/1) +- 4.8`: the score and the interval's half-width in
+    /// percentage points.
+    pub fn summary_line(&self) -> String {
+        format!(
+            "score: {:.1}% (W/D/L {}/{}/{}) +- {:.1}",
+            self.score() * 100.0,
+            self.wins,
+            self.draws,
+            self.losses,
+            self.interval95() * 100.0
+        )
+    }
+}
+
+/// A finished match.
+#[derive(Clone, Debug)]
+pub struct MatchReport {
+    /// Player A's spec, canonical.
+    pub a: String,
+    /// Player B's spec, canonical.
+    pub b: String,
+    /// Every game, by index.
+    pub games: Vec<GameReport>,
+}
+
+impl MatchReport {
+    /// The results from A's point of view.
+    pub fn tally(&self) -> Tally {
+        let mut t = Tally::default();
+        for g in &self.games {
+            t.add(g.score_a);
+        }
+        t
+    }
+}
+
+/// A seed for stream `stream`, item `index` of a run seeded with `seed` (SplitMix64 mixing),
+/// so that every game's randomness is fixed by the master seed and the game's index alone.
+pub fn derive_seed(seed: u64, stream: u64, index: u64) -> u64 {
+    let mix = |mut z: u64| {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    mix(mix(mix(seed) ^ stream) ^ index)
+}
+
+const STREAM_OPENING: u64 = 1;
+const STREAM_A: u64 = 2;
+const STREAM_B: u64 = 3;
+
+/// A game after `plies` uniformly random moves from the start, drawn from `seed`. An opening
+/// that ends the game is drawn again (up to 100 times; then the longest unfinished prefix of
+/// the last attempt is kept).
+pub fn random_opening(rules: &Arc<Ruleset>, plies: u32, seed: u64) -> Game {
+    let mut last = Game::new(Arc::clone(rules));
+    for attempt in 0..100 {
+        let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, 0, attempt));
+        let mut game = Game::new(Arc::clone(rules));
+        for _ in 0..plies {
+            let moves = game.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            game.play(moves[rng.random_range(0..moves.len())]);
+        }
+        if game.outcome().is_none() {
+            return game;
+        }
+        game.undo();
+        last = game;
+    }
+    last
+}
+
+fn play_one(
+    rules: &Arc<Ruleset>,
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    config: &MatchConfig,
+    index: u32,
+) -> Result<GameReport, ArenaError> {
+    let opening = index / 2;
+    let a_is_white = index % 2 == 0;
+    let mut game =
+        random_opening(rules, config.opening_plies, derive_seed(config.seed, STREAM_OPENING, opening as u64));
+    let mut player_a = a.build(rules, ChaCha8Rng::seed_from_u64(derive_seed(config.seed, STREAM_A, index as u64)))?;
+    let mut player_b = b.build(rules, ChaCha8Rng::seed_from_u64(derive_seed(config.seed, STREAM_B, index as u64)))?;
+    let weights = Weights::default();
+    let (outcome, winner) = loop {
+        if let Some(outcome) = game.outcome() {
+            break (Some(outcome), outcome.winner);
+        }
+        if config.max_plies > 0 && game.moves().len() as u32 >= config.max_plies {
+            let pos = game.position();
+            let lead = material(pos, Color::White, &weights) - material(pos, Color::Black, &weights);
+            break (None, (lead != 0).then_some(if lead > 0 { Color::White } else { Color::Black }));
+        }
+        let white_to_move = game.position().turn() == Color::White;
+        let player = if white_to_move == a_is_white { &mut player_a } else { &mut player_b };
+        let choice = player.choose(&game)?;
+        if !game.legal_moves().contains(&choice.mv) {
+            return Err(ArenaError::IllegalChoice { player: player.name(), cpn: rules.to_cpn(game.position()) });
+        }
+        game.play(choice.mv);
+    };
+    let a_color = if a_is_white { Color::White } else { Color::Black };
+    let score_a = match winner {
+        None => 0.5,
+        Some(c) if c == a_color => 1.0,
+        Some(_) => 0.0,
+    };
+    let plies = game.moves().len() as u32;
+    let mut record = Record::of_game(game);
+    if outcome.is_none() {
+        record.result = Some(
+            match winner {
+                Some(Color::White) => "1-0",
+                Some(Color::Black) => "0-1",
+                None => "1/2-1/2",
+            }
+            .to_string(),
+        );
+    }
+    Ok(GameReport { index, a_is_white, outcome, winner, score_a, plies, moves_text: record.moves_text() })
+}
+
+/// Plays a match of `config.games` games between `a` and `b` on `config.threads` threads.
+/// `on_game` is called as each game finishes (in finishing order, from worker threads); the
+/// report lists the games by index. The same seed gives the same games whatever the thread
+/// count, except for players limited by time rather than depth or simulations.
+pub fn play_match(
+    rules: Arc<Ruleset>,
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    config: &MatchConfig,
+    on_game: &(dyn Fn(&GameReport) + Sync),
+) -> Result<MatchReport, ArenaError> {
+    if config.games == 0 {
+        return Err(ArenaError::Config("--games must be at least 1".to_string()));
+    }
+    // Fail before starting threads if either player cannot be built.
+    for spec in [a, b] {
+        spec.build(&rules, ChaCha8Rng::seed_from_u64(0))?;
+    }
+    let threads = config.threads.clamp(1, config.games as usize);
+    let next = AtomicU32::new(0);
+    let failed = AtomicBool::new(false);
+    let results: Mutex<Vec<Option<GameReport>>> = Mutex::new(vec![None; config.games as usize]);
+    let first_error: Mutex<Option<ArenaError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                if failed.load(Ordering::Relaxed) {
+                    return;
+                }
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= config.games {
+                    return;
+                }
+                match play_one(&rules, a, b, config, index) {
+                    Ok(report) => {
+                        on_game(&report);
+                        results.lock().unwrap_or_else(|e| e.into_inner())[index as usize] = Some(report);
+                    }
+                    Err(err) => {
+                        failed.store(true, Ordering::Relaxed);
+                        first_error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(err);
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(err) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(err);
+    }
+    let games = results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect();
+    Ok(MatchReport { a: a.to_string(), b: b.to_string(), games })
+}

@@ -1,0 +1,239 @@
+//! Player spec strings: `name` or `name:key=value,key=value`.
+
+use crate::alphabeta::{AlphaBeta, AlphaBetaConfig};
+use crate::basic::{Greedy, RandomPlayer};
+use crate::error::{ArenaError, SpecError};
+use crate::player::Player;
+use crate::uct::{Uct, UctConfig};
+use camelot_rules::Ruleset;
+use rand_chacha::ChaCha8Rng;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Every player name a spec may start with.
+pub const PLAYER_NAMES: [&str; 6] = ["random", "greedy", "alphabeta", "uct", "human", "mcts"];
+
+/// A parsed player spec. [`fmt::Display`] writes it back in canonical form (keys in a fixed
+/// order, defaults left out), which is also the player's name in tables.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlayerSpec {
+    /// `random`: a uniformly random legal move.
+    Random,
+    /// `greedy`: best material after one move, random tie-break.
+    Greedy,
+    /// `alphabeta:depth=N`, `alphabeta:ms=N` (both may be given; `tt=BITS` sizes the hash
+    /// table, default 18 = 262144 entries). Without limits: depth 3.
+    AlphaBeta(AlphaBetaConfig),
+    /// `uct:sims=N` (default 1000), `ms=N` (a time limit; alone it lifts the simulation
+    /// limit), `cap=N` rollout plies (default 40), `c=X` exploration (default 1.0).
+    Uct(UctConfig),
+    /// `human`: a person at the terminal (only `camelot play` can seat one).
+    Human,
+    /// `mcts:model=PATH,sims=N` (default 200): network MCTS, refused until the network exists.
+    Mcts {
+        /// Path of the model.
+        model: String,
+        /// Simulations per move.
+        sims: u32,
+    },
+}
+
+const ALPHABETA_KEYS: &str = "depth, ms, tt";
+const UCT_KEYS: &str = "sims, ms, cap, c";
+const MCTS_KEYS: &str = "model, sims";
+
+/// The `key=value` settings of one spec, each consumed once.
+struct Settings<'a> {
+    player: &'a str,
+    pairs: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Settings<'a> {
+    fn parse(player: &'a str, text: Option<&'a str>) -> Result<Settings<'a>, SpecError> {
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        for part in text.unwrap_or("").split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (key, value) = part
+                .split_once('=')
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+                .ok_or_else(|| SpecError::Malformed { player: player.to_string(), text: part.to_string() })?;
+            if pairs.iter().any(|(k, _)| *k == key) {
+                return Err(SpecError::Duplicate { player: player.to_string(), key: key.to_string() });
+            }
+            pairs.push((key, value));
+        }
+        Ok(Settings { player, pairs })
+    }
+
+    /// Fails on the first key not in `known`.
+    fn only(&self, known: &[&str], known_text: &'static str) -> Result<(), SpecError> {
+        match self.pairs.iter().find(|(k, _)| !known.contains(k)) {
+            Some((key, _)) => {
+                Err(SpecError::UnknownKey { player: self.player.to_string(), key: key.to_string(), known: known_text })
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn raw(&self, key: &str) -> Option<&'a str> {
+        self.pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    fn bad(&self, key: &str, value: &str, expected: &'static str) -> SpecError {
+        SpecError::BadValue {
+            player: self.player.to_string(),
+            key: key.to_string(),
+            value: value.to_string(),
+            expected,
+        }
+    }
+
+    fn number<T: FromStr + PartialOrd>(
+        &self,
+        key: &str,
+        min: T,
+        max: T,
+        expected: &'static str,
+    ) -> Result<Option<T>, SpecError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(v) => match v.parse::<T>() {
+                Ok(n) if n >= min && n <= max => Ok(Some(n)),
+                _ => Err(self.bad(key, v, expected)),
+            },
+        }
+    }
+}
+
+impl PlayerSpec {
+    /// Reads a spec string. Errors name the player and the key at fault.
+    pub fn parse(text: &str) -> Result<PlayerSpec, SpecError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(SpecError::Empty);
+        }
+        let (name, rest) = match text.split_once(':') {
+            Some((n, r)) => (n.trim(), Some(r)),
+            None => (text, None),
+        };
+        let player = PLAYER_NAMES.iter().find(|p| **p == name).ok_or_else(|| SpecError::UnknownPlayer(name.into()))?;
+        let s = Settings::parse(player, rest)?;
+        Ok(match *player {
+            "random" | "greedy" | "human" => {
+                s.only(&[], "none")?;
+                match *player {
+                    "random" => PlayerSpec::Random,
+                    "greedy" => PlayerSpec::Greedy,
+                    _ => PlayerSpec::Human,
+                }
+            }
+            "alphabeta" => {
+                s.only(&["depth", "ms", "tt"], ALPHABETA_KEYS)?;
+                let depth = s.number::<u32>("depth", 1, 64, "a whole number of plies from 1 to 64")?;
+                let ms = s.number::<u64>("ms", 1, 86_400_000, "a whole number of milliseconds, at least 1")?;
+                let tt_bits = s.number::<u32>("tt", 4, 26, "log2 of the hash table entries, 4 to 26")?;
+                let default = AlphaBetaConfig::default();
+                PlayerSpec::AlphaBeta(AlphaBetaConfig {
+                    depth: if depth.is_none() && ms.is_none() { default.depth } else { depth },
+                    ms,
+                    tt_bits: tt_bits.unwrap_or(default.tt_bits),
+                })
+            }
+            "uct" => {
+                s.only(&["sims", "ms", "cap", "c"], UCT_KEYS)?;
+                let default = UctConfig::default();
+                let sims = s.number::<u32>("sims", 1, u32::MAX - 1, "a whole number of simulations, at least 1")?;
+                let ms = s.number::<u64>("ms", 1, 86_400_000, "a whole number of milliseconds, at least 1")?;
+                let cap = s.number::<u32>("cap", 1, 100_000, "a whole number of rollout plies, at least 1")?;
+                let c = s.number::<f64>("c", 0.0, 100.0, "an exploration constant from 0 to 100")?;
+                PlayerSpec::Uct(UctConfig {
+                    sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { default.sims }),
+                    ms,
+                    cap: cap.unwrap_or(default.cap),
+                    c: c.unwrap_or(default.c),
+                })
+            }
+            _ => {
+                s.only(&["model", "sims"], MCTS_KEYS)?;
+                let model = s.raw("model").ok_or(SpecError::MissingKey {
+                    player: "mcts".to_string(),
+                    key: "model",
+                    hint: "e.g. mcts:model=runs/quick/latest,sims=200",
+                })?;
+                let sims = s.number::<u32>("sims", 1, u32::MAX - 1, "a whole number of simulations, at least 1")?;
+                PlayerSpec::Mcts { model: model.to_string(), sims: sims.unwrap_or(200) }
+            }
+        })
+    }
+
+    /// Whether this is the terminal player.
+    pub fn is_human(&self) -> bool {
+        matches!(self, PlayerSpec::Human)
+    }
+
+    /// Builds the player for `rules`; it draws any randomness from `rng`. Fails for `human`
+    /// (see `camelot play`) and for `mcts` until the network exists.
+    pub fn build(&self, rules: &Arc<Ruleset>, rng: ChaCha8Rng) -> Result<Box<dyn Player>, ArenaError> {
+        let name = self.to_string();
+        Ok(match self {
+            PlayerSpec::Random => Box::new(RandomPlayer::new(rng)),
+            PlayerSpec::Greedy => Box::new(Greedy::new(rng)),
+            PlayerSpec::AlphaBeta(config) => Box::new(AlphaBeta::new(Arc::clone(rules), *config, name)),
+            PlayerSpec::Uct(config) => Box::new(Uct::new(Arc::clone(rules), *config, rng, name)),
+            PlayerSpec::Human => return Err(ArenaError::HumanNeedsTerminal),
+            PlayerSpec::Mcts { .. } => return Err(ArenaError::NeedsNetwork { spec: name }),
+        })
+    }
+}
+
+impl FromStr for PlayerSpec {
+    type Err = SpecError;
+
+    fn from_str(text: &str) -> Result<PlayerSpec, SpecError> {
+        PlayerSpec::parse(text)
+    }
+}
+
+impl fmt::Display for PlayerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut keys: Vec<String> = Vec::new();
+        let name = match self {
+            PlayerSpec::Random => "random",
+            PlayerSpec::Greedy => "greedy",
+            PlayerSpec::Human => "human",
+            PlayerSpec::AlphaBeta(c) => {
+                keys.extend(c.depth.map(|d| format!("depth={d}")));
+                keys.extend(c.ms.map(|ms| format!("ms={ms}")));
+                if c.tt_bits != AlphaBetaConfig::default().tt_bits {
+                    keys.push(format!("tt={}", c.tt_bits));
+                }
+                "alphabeta"
+            }
+            PlayerSpec::Uct(c) => {
+                let d = UctConfig::default();
+                if c.sims != u32::MAX {
+                    keys.push(format!("sims={}", c.sims));
+                }
+                keys.extend(c.ms.map(|ms| format!("ms={ms}")));
+                if c.cap != d.cap {
+                    keys.push(format!("cap={}", c.cap));
+                }
+                if c.c != d.c {
+                    keys.push(format!("c={}", c.c));
+                }
+                "uct"
+            }
+            PlayerSpec::Mcts { model, sims } => {
+                keys.push(format!("model={model}"));
+                keys.push(format!("sims={sims}"));
+                "mcts"
+            }
+        };
+        if keys.is_empty() {
+            f.write_str(name)
+        } else {
+            write!(f, "{name}:{}", keys.join(","))
+        }
+    }
+}

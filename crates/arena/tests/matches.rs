@@ -1,0 +1,107 @@
+//! Matches: reproducible from the seed whatever the thread count, colours alternating over
+//! shared openings, and the score with its interval.
+
+use camelot_arena::{play_match, random_opening, MatchConfig, PlayerSpec, Tally};
+use camelot_rules::Ruleset;
+use std::sync::Arc;
+
+fn cam() -> Arc<Ruleset> {
+    Arc::new(Ruleset::variant("cam").expect("cam exists"))
+}
+
+fn spec(text: &str) -> PlayerSpec {
+    PlayerSpec::parse(text).expect("spec parses")
+}
+
+fn run(a: &str, b: &str, config: &MatchConfig) -> camelot_arena::MatchReport {
+    play_match(cam(), &spec(a), &spec(b), config, &|_| {}).expect("the match runs")
+}
+
+#[test]
+fn same_seed_same_games_whatever_the_thread_count() {
+    let config = MatchConfig { games: 8, threads: 1, seed: 42, opening_plies: 4, max_plies: 2000 };
+    let one = run("greedy", "uct:sims=20", &config);
+    let three = run("greedy", "uct:sims=20", &MatchConfig { threads: 3, ..config.clone() });
+    assert_eq!(one.games, three.games);
+    assert_eq!(one.games.len(), 8);
+    let again = run("greedy", "uct:sims=20", &config);
+    assert_eq!(one.games, again.games);
+    let other = run("greedy", "uct:sims=20", &MatchConfig { seed: 43, ..config });
+    assert_ne!(
+        one.games.iter().map(|g| &g.moves_text).collect::<Vec<_>>(),
+        other.games.iter().map(|g| &g.moves_text).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn colours_alternate_over_shared_openings() {
+    let config = MatchConfig { games: 6, threads: 2, seed: 7, opening_plies: 3, max_plies: 2000 };
+    let report = run("random", "random", &config);
+    for (i, g) in report.games.iter().enumerate() {
+        assert_eq!(g.index as usize, i);
+        assert_eq!(g.a_is_white, i % 2 == 0);
+        assert!(g.outcome.is_some(), "the rules ended game {i}");
+        assert!([0.0, 0.5, 1.0].contains(&g.score_a));
+    }
+    for pair in report.games.chunks(2) {
+        // `1.a b 2.c`: the three opening plies, one token each.
+        let opening = |text: &str| text.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+        assert_eq!(opening(&pair[0].moves_text), opening(&pair[1].moves_text));
+        assert_eq!(opening(&pair[0].moves_text).split(' ').count(), 3);
+    }
+    // The opening itself is a function of its seed.
+    let rules = cam();
+    let a = random_opening(&rules, 6, 99);
+    let b = random_opening(&rules, 6, 99);
+    assert_eq!(a.moves(), b.moves());
+    assert_eq!(a.moves().len(), 6);
+    assert!(a.outcome().is_none());
+}
+
+#[test]
+fn the_ply_cap_adjudicates_on_material() {
+    let config = MatchConfig { games: 2, threads: 1, seed: 3, opening_plies: 0, max_plies: 6 };
+    let report = run("random", "random", &config);
+    for g in &report.games {
+        assert_eq!(g.plies, 6);
+        assert!(g.outcome.is_none());
+        assert!(g.describe().contains("adjudicated"));
+        assert!(g.moves_text.ends_with("1-0") || g.moves_text.ends_with("0-1") || g.moves_text.ends_with("1/2-1/2"));
+    }
+}
+
+#[test]
+fn a_stronger_player_wins_on_cam() {
+    let config = MatchConfig { games: 10, threads: 2, seed: 5, opening_plies: 2, max_plies: 2000 };
+    let tally = run("alphabeta:depth=2", "random", &config).tally();
+    assert!(tally.score() >= 0.9, "{}", tally.summary_line());
+}
+
+#[test]
+fn players_that_cannot_sit_stop_the_match_before_it_starts() {
+    let config = MatchConfig { games: 2, ..MatchConfig::default() };
+    assert!(play_match(cam(), &spec("human"), &spec("random"), &config, &|_| {}).is_err());
+    assert!(play_match(cam(), &spec("random"), &spec("mcts:model=x"), &config, &|_| {}).is_err());
+    assert!(play_match(cam(), &spec("random"), &spec("random"), &MatchConfig { games: 0, ..config }, &|_| {}).is_err());
+}
+
+#[test]
+fn score_and_interval_on_known_results() {
+    let tally = |wins, draws, losses| Tally { wins, draws, losses };
+    // 39/0/1: mean 0.975, per-game variance 0.975 * 0.025, half-width 1.96 * sqrt(v / 40).
+    let t = tally(39, 0, 1);
+    assert!((t.score() - 0.975).abs() < 1e-12);
+    assert!((t.interval95() - 1.96 * (0.975f64 * 0.025 / 40.0).sqrt()).abs() < 1e-12);
+    assert_eq!(t.summary_line(), "score: 97.5% (W/D/L 39/0/1) +- 4.8");
+    // Draws sit at the mean: 10/10/0 has mean 0.75 and variance 0.0625.
+    assert_eq!(tally(10, 10, 0).summary_line(), "score: 75.0% (W/D/L 10/10/0) +- 11.0");
+    assert_eq!(tally(20, 0, 20).summary_line(), "score: 50.0% (W/D/L 20/0/20) +- 15.5");
+    assert_eq!(tally(0, 40, 0).summary_line(), "score: 50.0% (W/D/L 0/40/0) +- 0.0");
+    assert_eq!(tally(40, 0, 0).summary_line(), "score: 100.0% (W/D/L 40/0/0) +- 0.0");
+    assert_eq!(tally(0, 0, 0).summary_line(), "score: 0.0% (W/D/L 0/0/0) +- 0.0");
+    let mut t = Tally::default();
+    for s in [1.0, 0.5, 0.0, 1.0] {
+        t.add(s);
+    }
+    assert_eq!((t.wins, t.draws, t.losses), (2, 1, 1));
+}

@@ -1,0 +1,121 @@
+//! Player spec strings: what is accepted, what it means, and errors that name the key at fault.
+
+use camelot_arena::{AlphaBetaConfig, ArenaError, PlayerSpec, SpecError, UctConfig};
+use camelot_rules::Ruleset;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+
+fn parse(text: &str) -> PlayerSpec {
+    PlayerSpec::parse(text).unwrap_or_else(|e| panic!("`{text}` should parse: {e}"))
+}
+
+fn error(text: &str) -> String {
+    match PlayerSpec::parse(text) {
+        Ok(spec) => panic!("`{text}` should be refused, got {spec:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn good_specs_parse_to_their_settings() {
+    assert_eq!(parse("random"), PlayerSpec::Random);
+    assert_eq!(parse(" greedy "), PlayerSpec::Greedy);
+    assert_eq!(parse("human"), PlayerSpec::Human);
+    assert_eq!(
+        parse("alphabeta:depth=3"),
+        PlayerSpec::AlphaBeta(AlphaBetaConfig { depth: Some(3), ms: None, ..AlphaBetaConfig::default() })
+    );
+    assert_eq!(
+        parse("alphabeta:ms=200"),
+        PlayerSpec::AlphaBeta(AlphaBetaConfig { depth: None, ms: Some(200), ..AlphaBetaConfig::default() })
+    );
+    assert_eq!(
+        parse("alphabeta:depth=5, ms=1000,tt=20"),
+        PlayerSpec::AlphaBeta(AlphaBetaConfig { depth: Some(5), ms: Some(1000), tt_bits: 20 })
+    );
+    // No limits: the default depth.
+    assert_eq!(parse("alphabeta"), PlayerSpec::AlphaBeta(AlphaBetaConfig::default()));
+    assert_eq!(parse("uct:sims=1000"), PlayerSpec::Uct(UctConfig { sims: 1000, ..UctConfig::default() }));
+    assert_eq!(parse("uct:sims=50,cap=10,c=0.5"), PlayerSpec::Uct(UctConfig { sims: 50, ms: None, cap: 10, c: 0.5 }));
+    assert_eq!(
+        parse("mcts:model=runs/quick/latest,sims=400"),
+        PlayerSpec::Mcts { model: "runs/quick/latest".to_string(), sims: 400 }
+    );
+}
+
+#[test]
+fn specs_print_back_in_canonical_form() {
+    for text in [
+        "random",
+        "greedy",
+        "human",
+        "alphabeta:depth=3",
+        "alphabeta:ms=200",
+        "alphabeta:depth=4,ms=50,tt=16",
+        "uct:sims=1000",
+        "uct:ms=100",
+        "uct:sims=10,cap=5,c=2",
+        "mcts:model=m.safetensors,sims=200",
+    ] {
+        assert_eq!(parse(text).to_string(), text);
+        assert_eq!(parse(&parse(text).to_string()), parse(text));
+    }
+    assert_eq!(parse("alphabeta").to_string(), "alphabeta:depth=3");
+    assert_eq!(parse("mcts:model=x").to_string(), "mcts:model=x,sims=200");
+}
+
+#[test]
+fn bad_specs_name_the_player_or_key_at_fault() {
+    assert_eq!(PlayerSpec::parse("minimax:depth=3"), Err(SpecError::UnknownPlayer("minimax".to_string())));
+    assert!(error("minimax").contains("known players: random, greedy, alphabeta, uct, human, mcts"));
+    assert_eq!(PlayerSpec::parse(""), Err(SpecError::Empty));
+
+    let e = error("alphabeta:depht=3");
+    assert!(e.contains("`depht`") && e.contains("depth, ms, tt"), "{e}");
+    let e = error("alphabeta:depth=0");
+    assert!(e.contains("depth=0") && e.contains("1 to 64"), "{e}");
+    let e = error("alphabeta:depth=three");
+    assert!(e.contains("depth=three"), "{e}");
+    let e = error("alphabeta:ms=-5");
+    assert!(e.contains("ms=-5"), "{e}");
+    let e = error("alphabeta:depth");
+    assert!(e.contains("`depth`") && e.contains("key=value"), "{e}");
+    let e = error("alphabeta:depth=2,depth=3");
+    assert!(e.contains("`depth`") && e.contains("twice"), "{e}");
+
+    let e = error("uct:simulations=10");
+    assert!(e.contains("`simulations`") && e.contains("sims, ms, cap, c"), "{e}");
+    let e = error("uct:c=nan");
+    assert!(e.contains("c=nan"), "{e}");
+    let e = error("uct:sims=0");
+    assert!(e.contains("sims=0"), "{e}");
+
+    let e = error("random:depth=2");
+    assert!(e.contains("`random`") && e.contains("`depth`"), "{e}");
+    let e = error("greedy:x=1");
+    assert!(e.contains("`x`"), "{e}");
+
+    let e = error("mcts:sims=200");
+    assert!(e.contains("`model`"), "{e}");
+    let e = error("mcts:model=a,temperature=1");
+    assert!(e.contains("`temperature`"), "{e}");
+}
+
+#[test]
+fn building_refuses_human_and_the_network_player() {
+    let rules = Arc::new(Ruleset::variant("camelot").expect("camelot exists"));
+    let rng = || ChaCha8Rng::seed_from_u64(1);
+    for text in ["random", "greedy", "alphabeta:depth=2", "uct:sims=10"] {
+        let player = parse(text).build(&rules, rng()).expect("builds");
+        assert_eq!(player.name(), text);
+    }
+    assert!(matches!(parse("human").build(&rules, rng()), Err(ArenaError::HumanNeedsTerminal)));
+    match parse("mcts:model=runs/x/latest,sims=200").build(&rules, rng()) {
+        Err(e @ ArenaError::NeedsNetwork { .. }) => {
+            assert!(e.to_string().contains("needs the network (not built yet)"), "{e}")
+        }
+        Err(e) => panic!("wrong error {e}"),
+        Ok(_) => panic!("mcts should not build yet"),
+    }
+}

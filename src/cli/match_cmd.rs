@@ -1,0 +1,111 @@
+//! `camelot match`: two players, many games over shared random openings, A's score with a 95%
+//! interval.
+
+use super::RulesArgs;
+use anyhow::{Context, Result};
+use camelot_arena::{play_match, GameReport, MatchConfig, PlayerSpec, Tally};
+use clap::Args;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Arguments of `camelot match`.
+#[derive(Args, Debug)]
+pub struct MatchArgs {
+    #[command(flatten)]
+    rules: RulesArgs,
+    /// Player A, whose score is reported: random, greedy, alphabeta:depth=3, alphabeta:ms=200,
+    /// uct:sims=1000.
+    a: String,
+    /// Player B.
+    b: String,
+    /// Games in all; games 2k and 2k+1 share a random opening, A playing White in the first.
+    #[arg(long, default_value_t = 40)]
+    games: u32,
+    /// Games played at once, one per thread.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Seed of the openings and of the players' random choices (each game derives its own, so
+    /// the thread count does not change the games).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Random plies from the start position before the players take over.
+    #[arg(long, default_value_t = 4)]
+    opening_plies: u32,
+    /// Safety cap on plies per game, adjudicated on material (0: none; the rules end every game).
+    #[arg(long, default_value_t = 2000)]
+    max_plies: u32,
+    /// Print every game's moves after its result line.
+    #[arg(long)]
+    moves: bool,
+}
+
+/// Plays the match. Progress goes to standard error; standard output gets one line per game
+/// (by index), a summary, and last the line `score: S% (W/D/L w/d/l) +- H`.
+pub fn run(args: MatchArgs) -> Result<()> {
+    let rules = Arc::new(args.rules.ruleset()?);
+    let a = PlayerSpec::parse(&args.a).with_context(|| format!("player A `{}`", args.a))?;
+    let b = PlayerSpec::parse(&args.b).with_context(|| format!("player B `{}`", args.b))?;
+    let config = MatchConfig {
+        games: args.games,
+        threads: args.threads,
+        seed: args.seed,
+        opening_plies: args.opening_plies,
+        max_plies: args.max_plies,
+    };
+    println!(
+        "match {a} vs {b}: variant {}, {} games, seed {}, {} opening plies, {} threads",
+        rules.name(),
+        config.games,
+        config.seed,
+        config.opening_plies,
+        config.threads
+    );
+    let started = Instant::now();
+    let done = AtomicU32::new(0);
+    let total = config.games;
+    let progress = |g: &GameReport| {
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        eprintln!("[{n}/{total}] game {} (A {}): A scores {} ({} plies)", g.index + 1, colour(g), g.score_a, g.plies);
+    };
+    let report = play_match(Arc::clone(&rules), &a, &b, &config, &progress)?;
+    let mut as_white = Tally::default();
+    let mut as_black = Tally::default();
+    let mut reasons: BTreeMap<String, u32> = BTreeMap::new();
+    let mut plies = 0u64;
+    for g in &report.games {
+        println!("game {} (A {}): {} ({} plies)", g.index + 1, colour(g), g.describe(), g.plies);
+        if args.moves {
+            println!("  {}", g.moves_text);
+        }
+        if g.a_is_white { &mut as_white } else { &mut as_black }.add(g.score_a);
+        *reasons.entry(g.describe()).or_default() += 1;
+        plies += g.plies as u64;
+    }
+    for (reason, count) in &reasons {
+        println!("{count:>5}  {reason}");
+    }
+    let tally = report.tally();
+    eprintln!("{} games in {:.1} s", tally.games(), started.elapsed().as_secs_f64());
+    println!(
+        "A = {a}, B = {b}; A as white W/D/L {}/{}/{}, as black {}/{}/{}; {:.1} plies per game",
+        as_white.wins,
+        as_white.draws,
+        as_white.losses,
+        as_black.wins,
+        as_black.draws,
+        as_black.losses,
+        plies as f64 / tally.games().max(1) as f64
+    );
+    println!("{}", tally.summary_line());
+    Ok(())
+}
+
+fn colour(g: &GameReport) -> &'static str {
+    if g.a_is_white {
+        "white"
+    } else {
+        "black"
+    }
+}
