@@ -88,8 +88,10 @@ impl ActionCodec {
         let dr = leg.to.rank() as i8 - leg.from.rank() as i8;
         let distance = df.abs().max(dr.abs());
         debug_assert!(distance == 1 || distance == 2, "a leg is a step or a leap");
-        let unit = (df / distance, dr / distance);
-        let direction = DIRECTION_DELTAS.iter().position(|&d| d == unit).expect("one of the eight directions") as u8;
+        // Direction index by (file delta, rank delta) of the unit step, each in -1..=1.
+        const BY_DELTA: [[u8; 3]; 3] = [[5, 6, 7], [4, 8, 0], [3, 2, 1]];
+        let direction = BY_DELTA[(df / distance + 1) as usize][(dr / distance + 1) as usize];
+        debug_assert!(direction < 8, "a leg moves");
         let direction = match mover {
             Color::White => direction,
             Color::Black => FLIP_VERTICAL[direction as usize],

@@ -1,7 +1,9 @@
 //! The decision-level Camelot state the search walks.
 
 use crate::action::{ActionCodec, Decision};
-use camelot_rules::{Color, FlatPaths, Game, LegTrie, Move, Outcome, Path, Position, Ruleset, Square};
+use camelot_rules::{
+    Bitboard, Color, FlatPaths, Game, LegTrie, Move, MoveKind, Outcome, Path, Position, Ruleset, Square,
+};
 use camelot_search::{Game as SearchGame, Outcome as SearchOutcome, Player};
 use std::sync::Arc;
 
@@ -12,11 +14,16 @@ struct History {
     previous: Option<Arc<History>>,
 }
 
+thread_local! {
+    static SCRATCH: std::cell::RefCell<(Vec<Move>, FlatPaths)> = std::cell::RefCell::new((Vec::new(), FlatPaths::default()));
+}
+
 /// Everything about the position at the start of a turn, shared by every state inside it.
 #[derive(Debug)]
 struct Turn {
     position: Position,
-    moves: Vec<Move>,
+    /// Number of legal moves (the trie's `complete` indices run below it).
+    moves: usize,
     trie: LegTrie,
     outcome: Option<Outcome>,
     history: Arc<History>,
@@ -28,18 +35,61 @@ impl Turn {
         let previous = if position.no_progress_plies() == 0 { None } else { previous };
         let history = Arc::new(History { hash: position.hash(), previous });
         let mut outcome = rules.static_outcome(&position);
-        let mut moves = Vec::new();
-        let mut paths = FlatPaths::default();
-        if outcome.is_none() {
-            rules.legal_moves_and_paths(&position, &mut moves, &mut paths);
-            outcome = rules.outcome(&position, !moves.is_empty(), occurrences(&history, &position));
-            if outcome.is_some() {
-                moves.clear();
-                paths.clear();
+        // The move list and paths are scratch, reused by the thread: a search builds a turn
+        // at nearly every expansion.
+        SCRATCH.with_borrow_mut(|(moves, paths)| {
+            moves.clear();
+            paths.clear();
+            if outcome.is_none() {
+                rules.legal_moves_and_paths(&position, moves, paths);
+                outcome = rules.outcome(&position, !moves.is_empty(), occurrences(&history, &position));
+                if outcome.is_some() {
+                    moves.clear();
+                    paths.clear();
+                }
+            }
+            let trie = LegTrie::from_paths(paths);
+            // The moves themselves are not kept: a completed path names its move (see
+            // `move_at`), and every search node holds a turn, so turns are kept small.
+            Turn { position, moves: moves.len(), trie, outcome, history }
+        })
+    }
+
+    /// The move that ends at trie node `node`: its origin, landing and the pieces its jump
+    /// legs take (the trie's legs name it completely).
+    fn move_at(&self, rules: &Ruleset, node: u32) -> Move {
+        let legs = self.trie.legs_to(node);
+        let from = legs[0].from;
+        let to = legs[legs.len() - 1].to;
+        let mut captures = Bitboard::EMPTY;
+        let mut cantered = false;
+        for leg in &legs {
+            if leg.jump {
+                captures.insert(Square::from_index((leg.from.index() + leg.to.index()) / 2));
+            } else if leg.from.file().abs_diff(leg.to.file()) == 2 || leg.from.rank().abs_diff(leg.to.rank()) == 2 {
+                cantered = true;
             }
         }
-        let trie = LegTrie::from_paths(&paths);
-        Turn { position, moves, trie, outcome, history }
+        let opp_castle = rules.board().opp_castle(self.position.turn());
+        let kind = match (cantered, captures.any()) {
+            (true, true) => MoveKind::Charge,
+            (false, true) => MoveKind::Jump,
+            (true, false) => MoveKind::Canter,
+            (false, false) if opp_castle.contains(from) && opp_castle.contains(to) => MoveKind::CastleMove,
+            (false, false) => MoveKind::Step,
+        };
+        Move { captures, from, to, kind }
+    }
+
+    /// Trie nodes where moves end, by move index.
+    fn move_nodes(&self) -> Vec<u32> {
+        let mut nodes = vec![0; self.moves];
+        for n in 0..self.trie.len() as u32 {
+            if let Some(i) = self.trie.complete(n) {
+                nodes[i as usize] = n;
+            }
+        }
+        nodes
     }
 
     /// The trie node where move `index` ends.
@@ -138,10 +188,10 @@ impl CamelotState {
         self.node != 0
     }
 
-    /// The turn's legal moves, in the trie's order (the indices that
-    /// [`CamelotState::actions_for_move`] takes).
-    pub fn legal_moves(&self) -> &[Move] {
-        &self.turn.moves
+    /// The turn's legal moves, by move index (the indices that
+    /// [`CamelotState::actions_for_move`] and [`CamelotState::path_of`] take).
+    pub fn legal_moves(&self) -> Vec<Move> {
+        self.turn.move_nodes().into_iter().map(|n| self.turn.move_at(&self.rules, n)).collect()
     }
 
     /// The canonical path of move `index` of [`CamelotState::legal_moves`].
@@ -212,12 +262,14 @@ impl CamelotState {
     /// Plays a whole move (one of [`CamelotState::legal_moves`]) from the start of the turn.
     pub fn play_move(&mut self, mv: &Move) {
         debug_assert_eq!(self.node, 0, "whole moves are played from the start of a turn");
-        let index = self.turn.moves.iter().position(|m| m == mv).expect("a legal move");
-        self.complete(index as u32);
+        let same = |m: &Move| m.from == mv.from && m.to == mv.to && m.captures == mv.captures;
+        let index = self.legal_moves().iter().position(same).expect("a legal move");
+        self.complete_at(self.turn.node_of(index));
     }
 
-    fn complete(&mut self, index: u32) {
-        let mv = self.turn.moves[index as usize];
+    /// Plays the move that ends at trie node `node` and starts the next turn.
+    fn complete_at(&mut self, node: u32) {
+        let mv = self.turn.move_at(&self.rules, node);
         let mut next = self.turn.position;
         self.rules.play(&mut next, &mv);
         self.turn = Arc::new(Turn::new(&self.rules, next, Some(self.turn.history.clone())));
@@ -251,8 +303,8 @@ impl SearchGame for CamelotState {
         let trie = &self.turn.trie;
         match self.codec.decode(action, mover) {
             Some(Decision::Stop) => {
-                let index = trie.complete(self.node).expect("stop is legal only where a move ends");
-                self.complete(index);
+                debug_assert!(trie.can_stop(self.node), "stop is legal only where a move ends");
+                self.complete_at(self.node);
             }
             Some(Decision::Leg { from, direction, distance }) => {
                 let to = ActionCodec::target(from, direction, distance).expect("a legal leg stays on the board");
@@ -260,8 +312,8 @@ impl SearchGame for CamelotState {
                 if trie.has_children(child) {
                     self.node = child;
                 } else {
-                    let index = trie.complete(child).expect("a leaf of the trie completes a move");
-                    self.complete(index);
+                    debug_assert!(trie.complete(child).is_some(), "a leaf of the trie completes a move");
+                    self.complete_at(child);
                 }
             }
             None => panic!("action {action} is outside the action space"),

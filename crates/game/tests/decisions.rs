@@ -43,7 +43,7 @@ fn every_legal_move_is_reached_exactly_once() {
             while state.terminal().is_none() {
                 let results = turn_results(&state);
                 let mut expected = HashMap::new();
-                for mv in state.legal_moves() {
+                for mv in &state.legal_moves() {
                     let mut p = *state.position();
                     rules.play(&mut p, mv);
                     *expected.entry(p.hash()).or_insert(0) += 1;

@@ -139,13 +139,16 @@ impl Context<'_> {
         let board = self.rules.board();
         let mut open = landing_ok & !Bitboard::from_square(origin);
         let mut parent = [NO_SQUARE; 256];
-        // Fixed buffers: a layer never holds more squares than the board has.
-        let mut layer = [origin; 256];
+        // Fixed buffers: a layer never holds more squares than the board has. A layer entry
+        // packs (rank of the parent in its layer, name order, square) so that sorting the
+        // numbers sorts the paths.
+        let mut layer = [origin.index() as u32; 256];
         let mut layer_len = 1;
-        let mut next = [(0u32, origin); 256];
+        let mut next = [0u32; 256];
         while layer_len > 0 {
             let mut next_len = 0;
-            for (rank, &s) in layer[..layer_len].iter().enumerate() {
+            for (rank, &entry) in layer[..layer_len].iter().enumerate() {
+                let s = Square::from_index((entry & 255) as usize);
                 if s != origin && !expand_ok.contains(s) {
                     continue;
                 }
@@ -153,15 +156,13 @@ impl Context<'_> {
                     if friends.contains(Square::from_index((s.index() + t.index()) >> 1)) {
                         open.remove(t);
                         parent[t.index()] = s.index() as u8;
-                        next[next_len] = ((rank as u32) << 16 | t.name_order() as u32, t);
+                        next[next_len] = (rank as u32) << 17 | (t.name_order() as u32) << 8 | t.index() as u32;
                         next_len += 1;
                     }
                 }
             }
-            next[..next_len].sort_unstable_by_key(|&(key, _)| key);
-            for (slot, &(_, t)) in layer.iter_mut().zip(&next[..next_len]) {
-                *slot = t;
-            }
+            next[..next_len].sort_unstable();
+            layer[..next_len].copy_from_slice(&next[..next_len]);
             layer_len = next_len;
         }
         CanterTree { origin, parent }
@@ -283,8 +284,9 @@ impl Ruleset {
     /// lists without allocating per move. Paths are built per piece (one canter tree, one
     /// capture search), not per move.
     pub fn legal_moves_and_paths(&self, pos: &Position, moves: &mut Vec<Move>, paths: &mut FlatPaths) {
+        // `legal_moves` lists each piece's canters together and each piece's captures together,
+        // so one canter tree and one capture search per piece serve all its moves.
         self.legal_moves(pos, moves);
-        moves.sort_unstable_by_key(|m| (m.from, m.kind == MoveKind::Canter));
         paths.clear();
         let cx = Context::new(self, pos);
         let jumpers = cx.obligations().jumpers;

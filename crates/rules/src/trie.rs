@@ -62,20 +62,23 @@ impl Iterator for Children<'_> {
 }
 
 /// Scratch state while a trie is built: each node's last child (to append in order) and an
-/// open-addressing table of the root's children by leg.
+/// open-addressing table of the root's children by leg (at most 20 pieces x 16 legs = 320, so
+/// the table never fills).
 struct Build {
     last_child: Vec<u32>,
-    root: [u32; 1024],
+    root: [u32; 512],
 }
 
 impl Build {
-    fn new() -> Build {
-        Build { last_child: vec![NONE], root: [NONE; 1024] }
+    fn new(moves: usize) -> Build {
+        let mut last_child = Vec::with_capacity(moves * 2 + 1);
+        last_child.push(NONE);
+        Build { last_child, root: [NONE; 512] }
     }
 
     /// The table slot of root leg `leg`: the slot holding it, or the empty slot where it goes.
     fn root_slot(&self, nodes: &[Node], leg: Leg) -> usize {
-        let mut slot = (leg.from.index() * 97 + leg.to.index() * 13) & 1023;
+        let mut slot = (leg.from.index() * 97 + leg.to.index() * 13) & 511;
         loop {
             let child = self.root[slot];
             if child == NONE {
@@ -85,7 +88,7 @@ impl Build {
             if l.from == leg.from && l.to == leg.to {
                 return slot;
             }
-            slot = (slot + 1) & 1023;
+            slot = (slot + 1) & 511;
         }
     }
 }
@@ -95,7 +98,7 @@ impl LegTrie {
     /// `moves`.
     pub fn new(moves: &[(Move, Path)]) -> LegTrie {
         let mut trie = LegTrie::with_root(moves.len());
-        let mut build = Build::new();
+        let mut build = Build::new(moves.len());
         for (index, (_, path)) in moves.iter().enumerate() {
             trie.insert(&path.squares, path.first_jump, index as u32, &mut build);
         }
@@ -106,7 +109,7 @@ impl LegTrie {
     /// node `complete` values index the paths.
     pub fn from_paths(paths: &FlatPaths) -> LegTrie {
         let mut trie = LegTrie::with_root(paths.len());
-        let mut build = Build::new();
+        let mut build = Build::new(paths.len());
         for index in 0..paths.len() {
             let (squares, first_jump) = paths.get(index);
             trie.insert(squares, first_jump, index as u32, &mut build);
@@ -115,7 +118,7 @@ impl LegTrie {
     }
 
     fn with_root(moves: usize) -> LegTrie {
-        let mut nodes = Vec::with_capacity(moves + moves / 2 + 1);
+        let mut nodes = Vec::with_capacity(moves * 2 + 1);
         let origin = Square::from_index(0);
         nodes.push(Node {
             leg: Leg { from: origin, to: origin, jump: false },
