@@ -20,9 +20,10 @@ pub struct Board {
     /// `leap[sq][d]`: the square two steps away in direction `d` when both it and the square
     /// between exist, else [`NO_SQUARE`].
     pub(crate) leap: Box<[[u8; 8]; 256]>,
-    /// `leap_targets[sq]`: every square a leap from `sq` can land on. The square leapt over is
-    /// the midpoint, `(from + to) / 2` in grid indices.
-    pub(crate) leap_targets: Box<[Bitboard; 256]>,
+    /// `neighbors[sq]`: the on-board squares adjacent to `sq`. A leap from `sq` over a
+    /// neighbour `m` lands on `2m - sq` in grid indices (off the board when that leaves it: the
+    /// spare grid files absorb sideways overflow).
+    pub(crate) neighbors: Box<[Bitboard; 256]>,
 }
 
 impl Board {
@@ -60,15 +61,15 @@ impl Board {
                 }
             }
         }
-        let mut leap_targets = Box::new([Bitboard::EMPTY; 256]);
+        let mut neighbors = Box::new([Bitboard::EMPTY; 256]);
         for sq in 0..256 {
-            for &t in &leap[sq] {
+            for &t in &step[sq] {
                 if t != NO_SQUARE {
-                    leap_targets[sq].insert(Square::from_index(t as usize));
+                    neighbors[sq].insert(Square::from_index(t as usize));
                 }
             }
         }
-        Board { name, files, ranks, squares, castles, step, leap, leap_targets }
+        Board { name, files, ranks, squares, castles, step, leap, neighbors }
     }
 
     /// The standard Camelot board: 160 squares, files A-L, ranks 1-16.

@@ -57,7 +57,7 @@ pub(crate) struct Context<'a> {
     pub(crate) rules: &'a Ruleset,
     step: &'a [[u8; 8]; 256],
     leap: &'a [[u8; 8]; 256],
-    leap_targets: &'a [Bitboard; 256],
+    neighbors: &'a [Bitboard; 256],
     pub(crate) us: Color,
     pub(crate) mine: Bitboard,
     pub(crate) theirs: Bitboard,
@@ -103,7 +103,7 @@ impl<'a> Context<'a> {
             rules,
             step: &board.step,
             leap: &board.leap,
-            leap_targets: &board.leap_targets,
+            neighbors: &board.neighbors,
             us,
             mine,
             theirs,
@@ -164,8 +164,9 @@ impl<'a> Context<'a> {
         while head < tail {
             let s = queue[head] as usize;
             head += 1;
-            for t in self.leap_targets[s] & open {
-                if friends.contains(midpoint(s, t)) {
+            for mid in self.neighbors[s] & friends {
+                let Some(t) = beyond(s, mid) else { continue };
+                if open.contains(t) {
                     open.remove(t);
                     if expand_ok.contains(t) {
                         queue[tail] = t.index() as u8;
@@ -250,9 +251,9 @@ impl<'a> Context<'a> {
         let s = at.index();
         let mut continued = false;
         if !self.opp_castle.contains(at) {
-            for t in self.leap_targets[s] & empty {
-                let mid = midpoint(s, t);
-                if theirs.contains(mid) {
+            for mid in self.neighbors[s] & theirs {
+                let Some(t) = beyond(s, mid) else { continue };
+                if empty.contains(t) {
                     continued = true;
                     let mid_bb = Bitboard::from_square(mid);
                     path[depth] = t.index() as u8;
@@ -310,10 +311,13 @@ impl<'a> Context<'a> {
     }
 }
 
-/// The square leapt over from grid index `from` to `to`.
+/// The landing square of a leap from grid index `from` over its neighbour `mid`, if it lies in
+/// the grid (whether it is on the board is the caller's set test: the spare grid files absorb
+/// sideways overflow).
 #[inline(always)]
-fn midpoint(from: usize, to: Square) -> Square {
-    Square::from_index((from + to.index()) >> 1)
+pub(crate) fn beyond(from: usize, mid: Square) -> Option<Square> {
+    let t = 2 * mid.index() as isize - from as isize;
+    (0..256).contains(&t).then(|| Square::from_index(t as usize))
 }
 
 impl Ruleset {

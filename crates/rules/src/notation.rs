@@ -152,8 +152,9 @@ impl Context<'_> {
                 if s != origin && !expand_ok.contains(s) {
                     continue;
                 }
-                for t in board.leap_targets[s.index()] & open {
-                    if friends.contains(Square::from_index((s.index() + t.index()) >> 1)) {
+                for mid in board.neighbors[s.index()] & friends {
+                    let Some(t) = crate::movegen::beyond(s.index(), mid) else { continue };
+                    if open.contains(t) {
                         open.remove(t);
                         parent[t.index()] = s.index() as u8;
                         next[next_len] = (rank as u32) << 17 | (t.name_order() as u32) << 8 | t.index() as u32;
