@@ -67,9 +67,7 @@ impl Game {
     /// How often the current position has occurred in this game, counting itself. Only
     /// positions since the last capture or castle entry can repeat, so the scan stops there.
     pub fn occurrences(&self) -> u32 {
-        let current = self.position();
-        let window = current.no_progress_plies() as usize;
-        self.positions.iter().rev().take(window + 1).step_by(2).filter(|p| p.hash() == current.hash()).count() as u32
+        crate::outcome::occurrences(self.positions.iter().rev().map(Position::hash), self.position())
     }
 
     /// The result if the game is over.

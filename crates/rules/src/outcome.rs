@@ -109,3 +109,12 @@ impl Ruleset {
         None
     }
 }
+
+/// How often `pos` has occurred, counting itself, given the hashes of the game's positions from
+/// the newest (`pos` itself) back. Only positions with the same side to move, and none before
+/// the last capture or castle entry, can equal it, so the scan takes every second hash within
+/// the no-progress window.
+pub(crate) fn occurrences(newest_first: impl Iterator<Item = u64>, pos: &Position) -> u32 {
+    let window = pos.no_progress_plies() as usize + 1;
+    newest_first.take(window).step_by(2).filter(|&h| h == pos.hash()).count() as u32
+}

@@ -56,8 +56,7 @@ impl Ruleset {
     /// Whether the game has ended at `pos` by a condition other than "no legal move" (which a
     /// caller sees as an empty move list). `history` ends with `pos`'s hash.
     pub(crate) fn finished(&self, pos: &Position, history: &[u64], has_legal_move: bool) -> bool {
-        let window = pos.no_progress_plies() as usize;
-        let occurrences = history.iter().rev().take(window + 1).step_by(2).filter(|&&h| h == pos.hash()).count() as u32;
+        let occurrences = crate::outcome::occurrences(history.iter().rev().copied(), pos);
         self.outcome(pos, has_legal_move, occurrences).is_some()
     }
 }

@@ -29,9 +29,7 @@ pub fn random_playout<F: FnMut(usize) -> usize>(rules: &Ruleset, start: &Positio
             Some(o) => Some(o),
             None => {
                 rules.legal_moves(&pos, &mut moves);
-                let window = pos.no_progress_plies() as usize;
-                let occurrences =
-                    history.iter().rev().take(window + 1).step_by(2).filter(|&&h| h == pos.hash()).count() as u32;
+                let occurrences = crate::outcome::occurrences(history.iter().rev().copied(), &pos);
                 rules.outcome(&pos, !moves.is_empty(), occurrences)
             }
         };
