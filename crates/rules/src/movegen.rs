@@ -215,6 +215,12 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// Whether the piece on `origin` has a first canter leg at all (landing anywhere empty).
+    #[inline]
+    pub(crate) fn may_canter(&self, origin: Square) -> bool {
+        self.canter_from.contains(origin)
+    }
+
     /// Pure-canter destinations of a man on `origin` (men are not subject to 5.C).
     pub(crate) fn man_canters(&self, origin: Square) -> Bitboard {
         if !self.canter_from.contains(origin) {
@@ -270,7 +276,7 @@ impl<'a> Context<'a> {
     /// from `charge_starts` (a knight's hot canter landings). Deduplicated by resulting
     /// position; a plain jump is kept over a charge that gives the same position, as it has
     /// fewer legs.
-    fn push_captures(&self, origin: Square, can_jump: bool, charge_starts: Bitboard, out: &mut Vec<Move>) {
+    pub(crate) fn push_captures(&self, origin: Square, can_jump: bool, charge_starts: Bitboard, out: &mut Vec<Move>) {
         let start = out.len();
         let empty = self.empty | Bitboard::from_square(origin);
         let mut path = [0u8; 32];
@@ -356,7 +362,7 @@ impl Ruleset {
     }
 
     /// Plain steps and castle moves.
-    fn push_steps(&self, cx: &Context<'_>, ob: &Obligations, pos: &Position, out: &mut Vec<Move>) {
+    pub(crate) fn push_steps(&self, cx: &Context<'_>, ob: &Obligations, pos: &Position, out: &mut Vec<Move>) {
         let movable = ob.movers & !cx.opp_castle;
         let step_targets = cx.empty & !cx.own_castle;
         crate::for_each_direction!(D => {

@@ -51,12 +51,12 @@ impl fmt::Display for Path {
 }
 
 /// Many paths in two flat buffers (no allocation per path): path `i` is
-/// `squares[entries[i].0 .. entries[i + 1].0]`, its first jump leg `entries[i].1`.
+/// `squares[start .. start + len]` for `entries[i] = (start, len, first_jump)`.
 #[derive(Clone, Debug, Default)]
 pub struct FlatPaths {
     squares: Vec<Square>,
-    /// (start in `squares`, first jump leg); one extra entry at the end marks the end.
-    entries: Vec<(u32, u32)>,
+    /// (start in `squares`, number of squares, first jump leg) per path.
+    entries: Vec<(u32, u16, u16)>,
 }
 
 impl FlatPaths {
@@ -68,20 +68,26 @@ impl FlatPaths {
 
     /// Number of paths.
     pub fn len(&self) -> usize {
-        self.entries.len().saturating_sub(1)
+        self.entries.len()
     }
 
     /// Whether there is no path.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.entries.is_empty()
     }
 
     /// Path `i`: its squares (origin first) and the index of its first jump leg (its number of
     /// legs when it captures nothing).
     pub fn get(&self, i: usize) -> (&[Square], usize) {
-        let (start, first_jump) = self.entries[i];
-        let end = self.entries[i + 1].0;
-        (&self.squares[start as usize..end as usize], first_jump as usize)
+        let (start, len, first_jump) = self.entries[i];
+        (&self.squares[start as usize..start as usize + len as usize], first_jump as usize)
+    }
+
+    /// Appends `squares` as path `self.len()`.
+    fn push(&mut self, squares: &[Square], first_jump: usize) {
+        let start = self.squares.len() as u32;
+        self.squares.extend_from_slice(squares);
+        self.entries.push((start, squares.len() as u16, first_jump as u16));
     }
 }
 
@@ -97,6 +103,8 @@ fn path_order(a: &Path, b: &Path) -> Ordering {
 pub(crate) struct CanterTree {
     origin: Square,
     parent: [u8; 256],
+    /// Every square the tree reaches (the origin excluded).
+    reached: Bitboard,
 }
 
 impl CanterTree {
@@ -166,24 +174,30 @@ impl Context<'_> {
             layer[..next_len].copy_from_slice(&next[..next_len]);
             layer_len = next_len;
         }
-        CanterTree { origin, parent }
+        CanterTree { origin, parent, reached: landing_ok & !Bitboard::from_square(origin) & !open }
     }
 
-    /// The tree of quiet canters of the piece on `origin` (RULES.md 5.C for knights).
-    fn quiet_canter_tree(&self, origin: Square) -> CanterTree {
+    /// The tree of quiet canters of the piece on `origin` (RULES.md 5.C for knights) and the
+    /// squares where such a canter may end (under `immediate` and `final` the tree also holds
+    /// landings next to a capture, which a quiet canter may not stop on).
+    fn quiet_canter_tree(&self, origin: Square) -> (CanterTree, Bitboard) {
         let friends = self.mine & !Bitboard::from_square(origin);
         let empty = self.empty | Bitboard::from_square(origin);
         let landing = empty & !self.own_castle;
         let expand = !self.opp_castle;
         if !self.knights.contains(origin) {
-            return self.canter_tree(origin, friends, landing, expand);
+            let tree = self.canter_tree(origin, friends, landing, expand);
+            let dests = tree.reached;
+            return (tree, dests);
         }
         let hot = self.hot_for(origin);
-        match self.rules.flags().charge_rule {
+        let tree = match self.rules.flags().charge_rule {
             ChargeRule::Later => self.canter_tree(origin, friends, landing & !hot, expand),
             ChargeRule::Immediate => self.canter_tree(origin, friends, landing, expand & !hot),
             ChargeRule::Final => self.canter_tree(origin, friends, landing, expand),
-        }
+        };
+        let dests = tree.reached & !hot;
+        (tree, dests)
     }
 
     /// Every capture path of the piece on `origin` (plain jumps if `can_jump`, and charges if
@@ -247,7 +261,7 @@ impl Ruleset {
         let simple = || Path { squares: vec![mv.from, mv.to], first_jump: 1 };
         match mv.kind {
             MoveKind::Step | MoveKind::CastleMove => simple(),
-            MoveKind::Canter => match cx.quiet_canter_tree(mv.from).path_to(mv.to) {
+            MoveKind::Canter => match cx.quiet_canter_tree(mv.from).0.path_to(mv.to) {
                 Some(squares) => Path { first_jump: squares.len() - 1, squares },
                 None => simple(),
             },
@@ -282,58 +296,81 @@ impl Ruleset {
 
     /// Every legal move and, at the same index of `paths`, its canonical path, in no particular
     /// order; both buffers are cleared first and reused, so the search's hot path builds move
-    /// lists without allocating per move. Paths are built per piece (one canter tree, one
-    /// capture search), not per move.
+    /// lists without allocating per move. Paths are built per piece: one canter tree gives the
+    /// piece's canters and their paths at once, one capture search its captures' paths.
     pub fn legal_moves_and_paths(&self, pos: &Position, moves: &mut Vec<Move>, paths: &mut FlatPaths) {
-        // `legal_moves` lists each piece's canters together and each piece's captures together,
-        // so one canter tree and one capture search per piece serve all its moves.
-        self.legal_moves(pos, moves);
+        moves.clear();
         paths.clear();
         let cx = Context::new(self, pos);
-        let jumpers = cx.obligations().jumpers;
-        let mut tree: Option<CanterTree> = None;
-        let mut captures: Vec<(Square, Bitboard, Path)> = Vec::new();
-        let mut captures_of: Option<Square> = None;
-        for mv in moves.iter() {
-            let start = paths.squares.len();
-            match mv.kind {
-                MoveKind::Step | MoveKind::CastleMove => paths.squares.extend([mv.from, mv.to]),
-                MoveKind::Canter => {
-                    if tree.as_ref().is_none_or(|t| t.origin != mv.from) {
-                        tree = Some(cx.quiet_canter_tree(mv.from));
-                    }
-                    if !tree.as_ref().is_some_and(|t| t.path_into(mv.to, &mut paths.squares)) {
-                        paths.squares.extend([mv.from, mv.to]);
-                    }
-                }
-                MoveKind::Jump | MoveKind::Charge => {
-                    if captures_of != Some(mv.from) {
-                        captures_of = Some(mv.from);
-                        captures.clear();
-                        cx.capture_paths(mv.from, jumpers.contains(mv.from), &mut |to, captured, path| match captures
-                            .iter_mut()
-                            .find(|(t, c, _)| *t == to && *c == captured)
-                        {
-                            Some(entry) if path_order(&path, &entry.2) == Ordering::Less => entry.2 = path,
-                            Some(_) => {}
-                            None => captures.push((to, captured, path)),
-                        });
-                    }
-                    match captures.iter().find(|(t, c, _)| *t == mv.to && *c == mv.captures) {
-                        Some((_, _, p)) => {
-                            paths.squares.extend_from_slice(&p.squares);
-                            paths.entries.push((start as u32, p.first_jump as u32));
-                            continue;
-                        }
-                        None => paths.squares.extend([mv.from, mv.to]),
-                    }
+        let ob = cx.obligations();
+        let movable = ob.movers & !cx.opp_castle;
+        let quiet = !ob.must_capture;
+        let mut buf = Vec::with_capacity(16);
+        // Pass 1: moves, with the canters' paths; other moves get theirs in pass 2 (a capture
+        // that returns to its origin may still be taken over by another piece's path).
+        const LATER: (u32, u16, u16) = (0, 0, 0);
+        for origin in movable {
+            let can_jump = ob.jumpers.contains(origin);
+            let charge_starts = if cx.knights.contains(origin) { cx.knight_canters(origin).0 } else { Bitboard::EMPTY };
+            if can_jump || charge_starts.any() {
+                cx.push_captures(origin, can_jump, charge_starts, moves);
+                paths.entries.resize(moves.len(), LATER);
+            }
+            if quiet && cx.may_canter(origin) {
+                let (tree, dests) = cx.quiet_canter_tree(origin);
+                for to in dests {
+                    moves.push(Move { captures: Bitboard::EMPTY, from: origin, to, kind: MoveKind::Canter });
+                    buf.clear();
+                    tree.path_into(to, &mut buf);
+                    paths.push(&buf, buf.len() - 1);
                 }
             }
-            let legs = (paths.squares.len() - start - 1) as u32;
-            let first_jump = if mv.is_capture() { 0 } else { legs };
-            paths.entries.push((start as u32, first_jump));
         }
-        paths.entries.push((paths.squares.len() as u32, 0));
+        if quiet {
+            self.push_steps(&cx, &ob, pos, moves);
+            paths.entries.resize(moves.len(), LATER);
+        }
+        if ob.exit_castle {
+            let mut keep = moves.iter().map(|m| !cx.own_castle.contains(m.to));
+            paths.entries.retain(|_| keep.next().unwrap_or(false));
+            moves.retain(|m| !cx.own_castle.contains(m.to));
+        }
+        // Pass 2: steps and captures.
+        let mut captures: Vec<(Square, Bitboard, Path)> = Vec::new();
+        let mut captures_of: Option<Square> = None;
+        for (i, mv) in moves.iter().enumerate() {
+            if paths.entries[i] != LATER {
+                continue;
+            }
+            let start = paths.squares.len() as u32;
+            let mut first_jump = 1;
+            let mut found = false;
+            if mv.is_capture() {
+                if captures_of != Some(mv.from) {
+                    captures_of = Some(mv.from);
+                    captures.clear();
+                    cx.capture_paths(mv.from, ob.jumpers.contains(mv.from), &mut |to, captured, path| match captures
+                        .iter_mut()
+                        .find(|(t, c, _)| *t == to && *c == captured)
+                    {
+                        Some(entry) if path_order(&path, &entry.2) == Ordering::Less => entry.2 = path,
+                        Some(_) => {}
+                        None => captures.push((to, captured, path)),
+                    });
+                }
+                if let Some((_, _, p)) = captures.iter().find(|(t, c, _)| *t == mv.to && *c == mv.captures) {
+                    paths.squares.extend_from_slice(&p.squares);
+                    first_jump = p.first_jump;
+                    found = true;
+                }
+            }
+            if !found {
+                paths.squares.extend([mv.from, mv.to]);
+                first_jump = if mv.is_capture() { 0 } else { 1 };
+            }
+            let len = paths.squares.len() as u32 - start;
+            paths.entries[i] = (start, len as u16, first_jump as u16);
+        }
     }
 
     /// Reads a move written as a path (`C6-E8-G8`, `f6xd8`), optionally preceded by a move
