@@ -9,7 +9,9 @@
 #![warn(missing_docs)]
 
 mod action;
+mod planes;
 mod state;
 
 pub use action::{ActionCodec, Decision};
+pub use planes::{mirror_action, mirror_planes, planes_len, ENCODING_VERSION, PLANES, PLANE_NAMES};
 pub use state::{CamelotState, MidMove};

@@ -203,6 +203,11 @@ impl CamelotState {
         Path { squares, first_jump }
     }
 
+    /// How often the position at the start of this turn has occurred, counting itself.
+    pub fn occurrences(&self) -> u32 {
+        occurrences(&self.turn.history, &self.turn.position)
+    }
+
     /// The result, once the game is over.
     pub fn outcome(&self) -> Option<Outcome> {
         self.turn.outcome

@@ -327,6 +327,18 @@ pub(crate) fn beyond(from: usize, mid: Square) -> Option<Square> {
 }
 
 impl Ruleset {
+    /// Squares from which a piece of the side to move could make a jump leg on this board: an
+    /// enemy neighbour with an empty square beyond (the "hot" squares of RULES.md 5.C, and the
+    /// pieces that can jump). The network sees them as an input plane.
+    pub fn jump_squares(&self, pos: &Position) -> Bitboard {
+        Context::new(self, pos).jump_from & self.board().squares() & !self.board().opp_castle(pos.turn())
+    }
+
+    /// Whether the side to move must capture this turn (RULES.md 5.A and 5.B).
+    pub fn must_capture(&self, pos: &Position) -> bool {
+        Context::new(self, pos).obligations().must_capture
+    }
+
     /// Fills `out` with every legal move of the side to move, each once (RULES.md section 8),
     /// in no particular order. An empty list means the side to move has no legal move; it does
     /// not check whether the game has already ended (see [`crate::Game`] and

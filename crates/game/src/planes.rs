@@ -1,0 +1,117 @@
+//! The network's input planes (DESIGN.md, "Network input"), as plain arrays, and the left-right
+//! mirror of planes and actions used to augment training data. Shared by the network, the
+//! exporter and any other consumer, so the encoding lives in one place.
+//!
+//! Every plane covers the variant's bounding grid in the mover's view (Black's board turned so
+//! that the mover plays up, as in [`ActionCodec`]); plane `p`, cell `c` is `out[p * cells + c]`.
+
+use crate::action::{ActionCodec, Decision};
+use crate::state::CamelotState;
+use camelot_rules::{Bitboard, Color, Role};
+
+/// Version of the encoding below; models record it and refuse a mismatch.
+pub const ENCODING_VERSION: u32 = 1;
+
+/// Number of input planes.
+pub const PLANES: usize = 16;
+
+/// What each plane holds, in order (for model cards and documentation).
+pub const PLANE_NAMES: [&str; PLANES] = [
+    "my knights",
+    "my men",
+    "their knights",
+    "their men",
+    "on board",
+    "my castle (the one I defend)",
+    "their castle (the one I attack)",
+    "moving piece (inside a move)",
+    "origin of the move (inside a move)",
+    "jump squares: an enemy neighbour with an empty square beyond",
+    "constant: inside a move",
+    "constant: a capture is compulsory",
+    "constant: my castle moves used / limit",
+    "constant: their castle moves used / limit",
+    "constant: no-progress plies / limit",
+    "constant: earlier occurrences of this position / 2",
+];
+
+/// Number of floats one position's planes take.
+pub fn planes_len(codec: &ActionCodec) -> usize {
+    PLANES * codec.cells() as usize
+}
+
+impl CamelotState {
+    /// Writes this state's input planes into `out` (length [`planes_len`]); every value is
+    /// overwritten.
+    pub fn encode_planes(&self, out: &mut [f32]) {
+        let codec = self.codec();
+        let cells = codec.cells() as usize;
+        assert_eq!(out.len(), PLANES * cells, "planes buffer of the wrong size");
+        out.fill(0.0);
+        let rules = self.rules();
+        let board = rules.board();
+        let mid = self.mid_move();
+        let pos = mid.as_ref().map_or(*self.position(), |m| m.position);
+        let me = pos.turn();
+        let them = me.opponent();
+        let mut set = |plane: usize, squares: Bitboard| {
+            for sq in squares {
+                out[plane * cells + codec.cell(sq, me) as usize] = 1.0;
+            }
+        };
+        set(0, pos.role(me, Role::Knight));
+        set(1, pos.role(me, Role::Man));
+        set(2, pos.role(them, Role::Knight));
+        set(3, pos.role(them, Role::Man));
+        set(4, board.squares());
+        set(5, board.own_castle(me));
+        set(6, board.opp_castle(me));
+        if let Some(m) = &mid {
+            set(7, Bitboard::from_square(m.moving));
+            set(8, Bitboard::from_square(m.origin));
+        }
+        set(9, rules.jump_squares(&pos));
+        let flags = rules.flags();
+        let castle_share = |color: Color| match flags.max_castle_moves {
+            Some(0) => 0.0,
+            Some(max) => pos.castle_moves(color) as f32 / max as f32,
+            None => (pos.castle_moves(color) as f32 / 10.0).min(1.0),
+        };
+        let constants = [
+            (10, if mid.is_some() { 1.0 } else { 0.0 }),
+            (11, if mid.is_none() && rules.must_capture(&pos) { 1.0 } else { 0.0 }),
+            (12, castle_share(me)),
+            (13, castle_share(them)),
+            (14, (pos.no_progress_plies() as f32 / flags.no_progress_plies as f32).min(1.0)),
+            (15, (self.occurrences().saturating_sub(1) as f32 / 2.0).min(1.0)),
+        ];
+        for (plane, value) in constants {
+            out[plane * cells..(plane + 1) * cells].fill(value);
+        }
+    }
+}
+
+/// The same action on the board mirrored left to right (both views mirror alike: files
+/// reverse, east and west swap).
+pub fn mirror_action(codec: &ActionCodec, action: u32) -> u32 {
+    // Mirrored direction: N, NW, W, SW, S, SE, E, NE for N, NE, E, SE, S, SW, W, NW.
+    const MIRROR: [u32; 8] = [0, 7, 6, 5, 4, 3, 2, 1];
+    match codec.decode(action, Color::White) {
+        Some(Decision::Leg { .. }) => {
+            let cell = action / 16;
+            let files = codec.files() as u32;
+            let mirrored_cell = (cell / files) * files + (files - 1 - cell % files);
+            let direction = (action % 16) / 2;
+            mirrored_cell * 16 + MIRROR[direction as usize] * 2 + action % 2
+        }
+        _ => action,
+    }
+}
+
+/// Mirrors planes left to right in place.
+pub fn mirror_planes(codec: &ActionCodec, planes: &mut [f32]) {
+    let files = codec.files() as usize;
+    for row in planes.chunks_mut(files) {
+        row.reverse();
+    }
+}

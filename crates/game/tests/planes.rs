@@ -1,0 +1,176 @@
+//! The input planes and the action encoding: exact content at the start, the colour symmetry
+//! (Black to move encodes like the colour-flipped White position), the left-right mirror used for
+//! augmentation, and round trips of every legal action.
+
+use camelot_game::{mirror_action, mirror_planes, planes_len, ActionCodec, CamelotState, Decision, PLANES};
+use camelot_rules::{Color, Leg, Position, Ruleset, VARIANT_NAMES};
+use camelot_search::Game as _;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+fn planes(state: &CamelotState) -> Vec<f32> {
+    let mut out = vec![f32::NAN; planes_len(&state.codec())];
+    state.encode_planes(&mut out);
+    out
+}
+
+fn plane_sum(planes: &[f32], codec: &ActionCodec, p: usize) -> f32 {
+    let cells = codec.cells() as usize;
+    planes[p * cells..(p + 1) * cells].iter().sum()
+}
+
+/// States along random games, including states inside moves.
+fn sample_states(rules: &Arc<Ruleset>, seed: u64, games: usize) -> Vec<CamelotState> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    for _ in 0..games {
+        let mut state = CamelotState::new(rules.clone());
+        let mut actions = Vec::new();
+        for _ in 0..120 {
+            if state.terminal().is_some() {
+                break;
+            }
+            out.push(state.clone());
+            actions.clear();
+            state.legal_actions(&mut actions);
+            state.apply(actions[rng.random_range(0..actions.len())]);
+        }
+    }
+    out
+}
+
+#[test]
+fn start_planes_hold_the_set_up() {
+    let rules = Arc::new(Ruleset::variant("camelot").expect("variant"));
+    let state = CamelotState::new(rules);
+    let codec = state.codec();
+    let p = planes(&state);
+    assert!(p.iter().all(|v| v.is_finite() && (0.0..=1.0).contains(v)));
+    let sums: Vec<f32> = (0..PLANES).map(|i| plane_sum(&p, &codec, i)).collect();
+    assert_eq!(&sums[..9], &[4.0, 10.0, 4.0, 10.0, 160.0, 2.0, 2.0, 0.0, 0.0]);
+    // Jump squares: where a white piece would have a black one next to it and an empty square
+    // beyond, e.g. C12 (over the knight on C11 to C10); none inside White's own ranks.
+    let rules = state.rules();
+    let jumps = rules.jump_squares(state.position());
+    assert_eq!(sums[9], jumps.count() as f32);
+    assert!(jumps.contains(camelot_rules::Square::parse("C12").expect("square")));
+    assert!(jumps.iter().all(|s| s.rank() >= 8), "{jumps:?}");
+    assert!(sums[10..].iter().all(|&s| s == 0.0), "no constant is set at the start: {sums:?}");
+    // White's knight on C6 is cell (rank 5, file 2) of plane 0.
+    assert_eq!(p[5 * 12 + 2], 1.0);
+}
+
+#[test]
+fn black_to_move_encodes_like_the_colour_flipped_white_position() {
+    let mut checked = 0;
+    for name in VARIANT_NAMES {
+        let rules = Arc::new(Ruleset::variant(name).expect("variant"));
+        for state in sample_states(&rules, 3, 3) {
+            if state.is_mid_move() || state.position().turn() != Color::Black {
+                continue;
+            }
+            let black = CamelotState::from_position(rules.clone(), *state.position());
+            let white = CamelotState::from_position(rules.clone(), state.position().flip_colors(&rules));
+            assert_eq!(white.position().turn(), Color::White);
+            let (pb, pw) = (planes(&black), planes(&white));
+            let cells = black.codec().cells() as usize;
+            let diff = pb.iter().zip(&pw).position(|(x, y)| x != y);
+            assert!(
+                diff.is_none(),
+                "{name} at {}: plane {} differs",
+                rules.to_cpn(state.position()),
+                diff.unwrap_or(0) / cells
+            );
+            // The same decisions, too: the action space is the mover's view.
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            black.legal_actions(&mut a);
+            white.legal_actions(&mut b);
+            assert_eq!(a.iter().collect::<BTreeSet<_>>(), b.iter().collect::<BTreeSet<_>>());
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "only {checked} positions");
+}
+
+#[test]
+fn mirroring_left_to_right_mirrors_planes_and_actions() {
+    let mut checked = 0;
+    for name in VARIANT_NAMES {
+        let rules = Arc::new(Ruleset::variant(name).expect("variant"));
+        for state in sample_states(&rules, 9, 2) {
+            if state.is_mid_move() {
+                continue;
+            }
+            let codec = state.codec();
+            let mirrored = CamelotState::from_position(rules.clone(), state.position().mirror_files(&rules));
+            let fresh = CamelotState::from_position(rules.clone(), *state.position());
+            let mut expected = planes(&fresh);
+            mirror_planes(&codec, &mut expected);
+            let got = planes(&mirrored);
+            let cells = codec.cells() as usize;
+            let diff = got.iter().zip(&expected).position(|(x, y)| x != y);
+            assert!(
+                diff.is_none(),
+                "{name} at {}: plane {} differs",
+                rules.to_cpn(state.position()),
+                diff.unwrap_or(0) / cells
+            );
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            fresh.legal_actions(&mut a);
+            mirrored.legal_actions(&mut b);
+            let mapped: BTreeSet<u32> = a.iter().map(|&x| mirror_action(&codec, x)).collect();
+            assert_eq!(mapped, b.iter().copied().collect::<BTreeSet<u32>>());
+            assert!(a.iter().all(|&x| mirror_action(&codec, mirror_action(&codec, x)) == x));
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} positions");
+}
+
+#[test]
+fn every_legal_action_round_trips_through_the_codec() {
+    let mut checked = 0;
+    for name in VARIANT_NAMES {
+        let rules = Arc::new(Ruleset::variant(name).expect("variant"));
+        for state in sample_states(&rules, 17, 2) {
+            let codec = state.codec();
+            let mover = state.position().turn();
+            let mut actions = Vec::new();
+            state.legal_actions(&mut actions);
+            for &a in &actions {
+                assert!(a < codec.action_space());
+                match codec.decode(a, mover).expect("in range") {
+                    Decision::Stop => assert_eq!(a, codec.stop()),
+                    Decision::Leg { from, direction, distance } => {
+                        let to = ActionCodec::target(from, direction, distance).expect("on the grid");
+                        assert!(rules.board().contains(from) && rules.board().contains(to));
+                        assert_eq!(codec.encode_leg(Leg { from, to, jump: false }, mover), a);
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} actions");
+}
+
+#[test]
+fn inside_a_move_the_planes_show_the_moving_piece() {
+    let rules = Arc::new(Ruleset::variant("camelot").expect("variant"));
+    let mut state = CamelotState::from_position(rules.clone(), Position::start(&rules));
+    let index =
+        (0..state.legal_moves().len()).find(|&i| state.path_of(i).to_string() == "F7-H5-J7").expect("canter F7-H5-J7");
+    let first = state.actions_for_move(index)[0];
+    state.apply(first);
+    let codec = state.codec();
+    let p = planes(&state);
+    let cells = codec.cells() as usize;
+    let cell = |s: &str| codec.cell(camelot_rules::Square::parse(s).expect("square"), Color::White) as usize;
+    assert_eq!(p[7 * cells + cell("H5")], 1.0, "moving piece on H5");
+    assert_eq!(p[8 * cells + cell("F7")], 1.0, "origin F7");
+    assert_eq!(p[cells + cell("H5")], 1.0, "the man stands on H5 now");
+    assert_eq!(p[cells + cell("F7")], 0.0, "and has left F7");
+    assert_eq!(plane_sum(&p, &codec, 10), cells as f32, "inside-a-move constant");
+}
