@@ -97,9 +97,9 @@ fn path_order(a: &Path, b: &Path) -> Ordering {
 }
 
 /// Canonical canter paths from one origin to every square it reaches: each square's parent on
-/// the fewest-legs, smallest-string path. Built breadth-first, one layer per leg, with each
-/// layer kept in path order, so a square's first discoverer is its best parent (paths of equal
-/// length compare by their parent's path first, then by the last square's name).
+/// the fewest-legs, smallest-string path. Built breadth-first with each layer kept in path
+/// order, so a square's first discoverer is its best parent (paths of equal length compare by
+/// their parent's path first, then by the last square's name).
 pub(crate) struct CanterTree {
     origin: Square,
     parent: [u8; 256],
@@ -147,32 +147,29 @@ impl Context<'_> {
         let board = self.rules.board();
         let mut open = landing_ok & !Bitboard::from_square(origin);
         let mut parent = [NO_SQUARE; 256];
-        // Fixed buffers: a layer never holds more squares than the board has. A layer entry
-        // packs (rank of the parent in its layer, name order, square) so that sorting the
-        // numbers sorts the paths.
-        let mut layer = [origin.index() as u32; 256];
-        let mut layer_len = 1;
-        let mut next = [0u32; 256];
-        while layer_len > 0 {
-            let mut next_len = 0;
-            for (rank, &entry) in layer[..layer_len].iter().enumerate() {
-                let s = Square::from_index((entry & 255) as usize);
-                if s != origin && !expand_ok.contains(s) {
-                    continue;
+        // The queue holds each layer in path order: parents leave it in path order and append
+        // their children in name order, so a square's first discoverer is its best parent.
+        let mut queue = [0u8; 256];
+        queue[0] = origin.index() as u8;
+        let (mut head, mut tail) = (0usize, 1usize);
+        while head < tail {
+            let s = queue[head] as usize;
+            head += 1;
+            if s != origin.index() && !expand_ok.contains(Square::from_index(s)) {
+                continue;
+            }
+            for &(mid, t) in &board.leaps_by_name[s] {
+                if t == NO_SQUARE {
+                    break;
                 }
-                for mid in board.neighbors[s.index()] & friends {
-                    let Some(t) = crate::movegen::beyond(s.index(), mid) else { continue };
-                    if open.contains(t) {
-                        open.remove(t);
-                        parent[t.index()] = s.index() as u8;
-                        next[next_len] = (rank as u32) << 17 | (t.name_order() as u32) << 8 | t.index() as u32;
-                        next_len += 1;
-                    }
+                let t_sq = Square::from_index(t as usize);
+                if open.contains(t_sq) && friends.contains(Square::from_index(mid as usize)) {
+                    open.remove(t_sq);
+                    parent[t as usize] = s as u8;
+                    queue[tail] = t;
+                    tail += 1;
                 }
             }
-            next[..next_len].sort_unstable();
-            layer[..next_len].copy_from_slice(&next[..next_len]);
-            layer_len = next_len;
         }
         CanterTree { origin, parent, reached: landing_ok & !Bitboard::from_square(origin) & !open }
     }
