@@ -16,6 +16,20 @@ fn planes(state: &CamelotState) -> Vec<f32> {
     out
 }
 
+/// Asserts equal planes, naming the first plane that differs rather than printing thousands of
+/// floats.
+fn assert_same_planes(got: &[f32], expected: &[f32], codec: &ActionCodec, context: &str) {
+    let diff = got.iter().zip(expected).position(|(x, y)| x != y);
+    assert!(diff.is_none(), "{context}: plane {} differs", diff.unwrap_or(0) / codec.cells() as usize);
+}
+
+/// The legal actions of `state`, as a set.
+fn action_set(state: &CamelotState) -> BTreeSet<u32> {
+    let mut actions = Vec::new();
+    state.legal_actions(&mut actions);
+    actions.into_iter().collect()
+}
+
 fn plane_sum(planes: &[f32], codec: &ActionCodec, p: usize) -> f32 {
     let cells = codec.cells() as usize;
     planes[p * cells..(p + 1) * cells].iter().sum()
@@ -74,20 +88,10 @@ fn black_to_move_encodes_like_the_colour_flipped_white_position() {
             let black = CamelotState::from_position(rules.clone(), *state.position());
             let white = CamelotState::from_position(rules.clone(), state.position().flip_colors(&rules));
             assert_eq!(white.position().turn(), Color::White);
-            let (pb, pw) = (planes(&black), planes(&white));
-            let cells = black.codec().cells() as usize;
-            let diff = pb.iter().zip(&pw).position(|(x, y)| x != y);
-            assert!(
-                diff.is_none(),
-                "{name} at {}: plane {} differs",
-                rules.to_cpn(state.position()),
-                diff.unwrap_or(0) / cells
-            );
+            let context = format!("{name} at {}", rules.to_cpn(state.position()));
+            assert_same_planes(&planes(&black), &planes(&white), &black.codec(), &context);
             // The same decisions, too: the action space is the mover's view.
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            black.legal_actions(&mut a);
-            white.legal_actions(&mut b);
-            assert_eq!(a.iter().collect::<BTreeSet<_>>(), b.iter().collect::<BTreeSet<_>>());
+            assert_eq!(action_set(&black), action_set(&white), "{context}");
             checked += 1;
         }
     }
@@ -108,21 +112,12 @@ fn mirroring_left_to_right_mirrors_planes_and_actions() {
             let fresh = CamelotState::from_position(rules.clone(), *state.position());
             let mut expected = planes(&fresh);
             mirror_planes(&codec, &mut expected);
-            let got = planes(&mirrored);
-            let cells = codec.cells() as usize;
-            let diff = got.iter().zip(&expected).position(|(x, y)| x != y);
-            assert!(
-                diff.is_none(),
-                "{name} at {}: plane {} differs",
-                rules.to_cpn(state.position()),
-                diff.unwrap_or(0) / cells
-            );
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            fresh.legal_actions(&mut a);
-            mirrored.legal_actions(&mut b);
-            let mapped: BTreeSet<u32> = a.iter().map(|&x| mirror_action(&codec, x)).collect();
-            assert_eq!(mapped, b.iter().copied().collect::<BTreeSet<u32>>());
-            assert!(a.iter().all(|&x| mirror_action(&codec, mirror_action(&codec, x)) == x));
+            let context = format!("{name} at {}", rules.to_cpn(state.position()));
+            assert_same_planes(&planes(&mirrored), &expected, &codec, &context);
+            let actions = action_set(&fresh);
+            let mapped: BTreeSet<u32> = actions.iter().map(|&x| mirror_action(&codec, x)).collect();
+            assert_eq!(mapped, action_set(&mirrored), "{context}");
+            assert!(actions.iter().all(|&x| mirror_action(&codec, mirror_action(&codec, x)) == x));
             checked += 1;
         }
     }
