@@ -80,6 +80,12 @@ fn apply_accepts_numbers_annotations_and_any_path() {
     let bare = camelot(&["apply", "--position", START, "D6-F8", "H11-F9", "C6-E8-G8", "J11-H11"]);
     assert_eq!(after, stdout(&bare));
     assert!(after.trim_end().ends_with("w 0/0 4 3"), "{after}");
+    // Lone move numbers, as in a pasted record, are checked and skipped.
+    let numbered = camelot(&["apply", "1.", "D6-F8", "1....", "H11-F9", "2.", "C6-E8-G8", "J11-H11"]);
+    assert_eq!(stdout(&numbered), after);
+    let wrong = camelot(&["apply", "1.", "D6-F8", "2.", "H11-F9"]);
+    assert!(!wrong.status.success());
+    assert!(stderr(&wrong).contains("move 3"), "{}", stderr(&wrong));
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! `camelot apply`: play moves in notation and print the resulting CPN.
 
 use super::{position, RulesArgs};
-use anyhow::{bail, Result};
-use camelot_rules::{Error, Game};
+use anyhow::{anyhow, Result};
+use camelot_rules::{strip_move_number, Error, Game};
 use clap::Args;
 use std::sync::Arc;
 
@@ -26,19 +26,15 @@ pub fn run(args: ApplyArgs) -> Result<()> {
     let pos = position(&rules, args.position.as_deref())?;
     let mut game = Game::from_position(rules.clone(), pos);
     for (i, text) in args.moves.iter().enumerate() {
-        let lone_number = text.trim_end_matches('.').chars().all(|c| c.is_ascii_digit()) && text.ends_with('.');
-        let result = if lone_number {
-            rules.parse_move(game.position(), text).map(|_| ())
-        } else {
-            game.play_text(text).map(|_| ())
+        let refuse = |err: Error| match err {
+            Error::Move { reason, .. } => anyhow!("move {} `{text}`: {reason}", i + 1),
+            other => anyhow!("move {} `{text}`: {other}", i + 1),
         };
-        match result {
-            Ok(()) => {}
-            // A lone number token has no move after it; only its number check matters.
-            Err(Error::Move { reason, .. }) if lone_number && !reason.contains("move number") => {}
-            Err(Error::Move { reason, .. }) => bail!("move {} `{text}`: {reason}", i + 1),
-            Err(other) => bail!("move {} `{text}`: {other}", i + 1),
+        // A lone move number (`12.`) has no move after it; only its number is checked.
+        if strip_move_number(game.position(), text).map_err(refuse)?.is_empty() {
+            continue;
         }
+        game.play_text(text).map_err(refuse)?;
     }
     println!("{}", rules.to_cpn(game.position()));
     Ok(())

@@ -28,7 +28,7 @@ pub use board::Board;
 pub use error::{Error, Result};
 pub use game::Game;
 pub use movegen::{Move, MoveKind};
-pub use notation::{FlatPaths, Path};
+pub use notation::{strip_move_number, FlatPaths, Path};
 pub use outcome::{EndReason, Outcome};
 pub use playout::{random_playout, PlayoutStats};
 pub use position::Position;

@@ -178,9 +178,10 @@ impl<'a> Context<'a> {
         landing_ok & !Bitboard::from_square(origin) & !open
     }
 
-    /// The canter landings a charge by the knight on `origin` may start jumping from, and the
-    /// legal pure-canter destinations of that knight (RULES.md 4.2, 4.4, 5.C).
-    pub(crate) fn knight_canters(&self, origin: Square) -> (Bitboard, Bitboard) {
+    /// The canter landings a charge by the knight on `origin` may start jumping from, and, when
+    /// `want_canters`, the legal pure-canter destinations of that knight (RULES.md 4.2, 4.4,
+    /// 5.C); callers that need only the charges skip the extra flood fills.
+    pub(crate) fn knight_canters(&self, origin: Square, want_canters: bool) -> (Bitboard, Bitboard) {
         if !self.canter_from.contains(origin) {
             return (Bitboard::EMPTY, Bitboard::EMPTY);
         }
@@ -189,25 +190,29 @@ impl<'a> Context<'a> {
         let empty = self.empty | Bitboard::from_square(origin);
         let hot = self.hot_for(origin);
         let landing = empty & !self.own_castle;
-        let charge_landing = if flags.charge_may_enter_own_castle_if_capturing { empty } else { landing };
-        let expand = !self.opp_castle;
         let same_landing = !flags.charge_may_enter_own_castle_if_capturing;
+        let charge_landing = if same_landing { landing } else { empty };
+        let expand = !self.opp_castle;
         match flags.charge_rule {
             ChargeRule::Later | ChargeRule::Final => {
                 let reach = self.canter_reach(origin, friends, charge_landing, expand);
                 let starts = reach & hot;
-                let plain = if same_landing { reach } else { self.canter_reach(origin, friends, landing, expand) };
-                let canters = if starts.is_empty() && same_landing {
-                    reach
-                } else if flags.charge_rule == ChargeRule::Final {
-                    plain & !hot
-                } else {
-                    self.canter_reach(origin, friends, landing & !hot, expand)
+                if !want_canters {
+                    return (starts, Bitboard::EMPTY);
+                }
+                let canters = match flags.charge_rule {
+                    ChargeRule::Final if same_landing => reach & !hot,
+                    ChargeRule::Final => self.canter_reach(origin, friends, landing, expand) & !hot,
+                    _ if starts.is_empty() && same_landing => reach,
+                    _ => self.canter_reach(origin, friends, landing & !hot, expand),
                 };
                 (starts, canters)
             }
             ChargeRule::Immediate => {
                 let reach = self.canter_reach(origin, friends, charge_landing, expand & !hot);
+                if !want_canters {
+                    return (reach & hot, Bitboard::EMPTY);
+                }
                 let plain =
                     if same_landing { reach } else { self.canter_reach(origin, friends, landing, expand & !hot) };
                 (reach & hot, plain & !hot)
@@ -352,7 +357,7 @@ impl Ruleset {
         for origin in movable {
             let can_jump = ob.jumpers.contains(origin);
             let (charge_starts, canters) = if cx.knights.contains(origin) {
-                cx.knight_canters(origin)
+                cx.knight_canters(origin, quiet)
             } else {
                 (Bitboard::EMPTY, if quiet { cx.man_canters(origin) } else { Bitboard::EMPTY })
             };

@@ -212,7 +212,7 @@ impl Context<'_> {
         }
         if self.knights.contains(origin) {
             let flags = self.rules.flags();
-            let (starts, _) = self.knight_canters(origin);
+            let (starts, _) = self.knight_canters(origin, false);
             if starts.is_empty() {
                 return;
             }
@@ -308,7 +308,8 @@ impl Ruleset {
         const LATER: (u32, u16, u16) = (0, 0, 0);
         for origin in movable {
             let can_jump = ob.jumpers.contains(origin);
-            let charge_starts = if cx.knights.contains(origin) { cx.knight_canters(origin).0 } else { Bitboard::EMPTY };
+            let charge_starts =
+                if cx.knights.contains(origin) { cx.knight_canters(origin, false).0 } else { Bitboard::EMPTY };
             if can_jump || charge_starts.any() {
                 cx.push_captures(origin, can_jump, charge_starts, moves);
                 paths.entries.resize(moves.len(), LATER);
@@ -536,9 +537,9 @@ impl Ruleset {
     }
 }
 
-/// Removes a leading move number (`12.` for White, `12...` for Black), checking it against the
-/// position.
-pub(crate) fn strip_move_number<'t>(pos: &Position, text: &'t str) -> Result<&'t str> {
+/// Removes a leading move number (`12.` for White, `12....` or `12...` for Black), checking it
+/// against the position; returns the rest (empty for a lone number).
+pub fn strip_move_number<'t>(pos: &Position, text: &'t str) -> Result<&'t str> {
     let text = text.trim();
     let digits = text.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 {
