@@ -1,0 +1,264 @@
+//! Checkpoints: weights as safetensors, a JSON model card beside them, and the optimizer state
+//! for exact resume. Every file is written to a temporary name, synced and renamed; a file that
+//! is truncated, corrupt or made for another variant or encoding is refused whole.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use burn::store::{ModuleSnapshot, SafetensorsStore};
+use camelot_game::{ENCODING_VERSION, PLANES, PLANE_NAMES};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::config::{GridShape, NetConfig};
+use crate::error::NetError;
+use crate::model::{Model, AUX_OUTPUTS};
+use crate::network::{number_params, Network};
+use crate::train::Trainer;
+use burn::tensor::Device;
+
+/// What the card's `format` field must say.
+pub const CARD_FORMAT: &str = "camelot-zero model";
+/// Version of the card and weight layout.
+pub const CARD_VERSION: u32 = 1;
+
+/// The JSON card saved beside a model's weights: enough to rebuild and check the model, and to
+/// use it without reading this code (docs/FORMATS.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelCard {
+    /// Always [`CARD_FORMAT`].
+    pub format: String,
+    /// Always [`CARD_VERSION`] for files this version writes.
+    pub format_version: u32,
+    /// The ruleset the model plays (`camelot`, `cam`, ...).
+    pub variant: String,
+    /// Version of the input planes and action indexing ([`ENCODING_VERSION`]).
+    pub encoding_version: u32,
+    /// The input planes, in order.
+    pub planes: Vec<String>,
+    /// The board grid.
+    pub grid: GridShape,
+    /// Size of the policy output (16 per cell, then `stop`).
+    pub actions: usize,
+    /// Auxiliary outputs, in order (empty without auxiliary heads).
+    pub aux_outputs: Vec<String>,
+    /// The architecture.
+    pub architecture: NetConfig,
+    /// Number of weights.
+    pub parameters: usize,
+    /// Name of the checkpoint this one was trained from, if any.
+    pub parent: Option<String>,
+    /// Training steps behind these weights.
+    pub step: u64,
+    /// Generation of a training run, if it came from one.
+    pub generation: Option<u64>,
+    /// SHA-256 of the safetensors file, in hex.
+    pub weights_sha256: String,
+}
+
+/// Where a checkpoint's files live: `stem.safetensors` and `stem.json`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointPaths {
+    /// The weights.
+    pub weights: PathBuf,
+    /// The card.
+    pub card: PathBuf,
+}
+
+impl CheckpointPaths {
+    /// The files of the checkpoint named `path`, with or without `.safetensors` or `.json`.
+    pub fn of(path: &Path) -> CheckpointPaths {
+        let stem = match path.extension().and_then(|e| e.to_str()) {
+            Some("safetensors") | Some("json") => path.with_extension(""),
+            _ => path.to_path_buf(),
+        };
+        let with = |ext: &str| {
+            let mut name = stem.as_os_str().to_owned();
+            name.push(ext);
+            PathBuf::from(name)
+        };
+        CheckpointPaths { weights: with(".safetensors"), card: with(".json") }
+    }
+}
+
+/// What the caller knows about a checkpoint beyond the network itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckpointInfo {
+    /// Ruleset name.
+    pub variant: String,
+    /// Parent checkpoint's name.
+    pub parent: Option<String>,
+    /// Training steps.
+    pub step: u64,
+    /// Generation.
+    pub generation: Option<u64>,
+}
+
+/// SHA-256 of `bytes` in lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory, synced and renamed,
+/// so that readers see the old file or the whole new one, never a torn one. Refuses to replace
+/// an existing file unless `replace`.
+pub fn write_atomic(path: &Path, bytes: &[u8], replace: bool) -> Result<(), NetError> {
+    if !replace && path.exists() {
+        return Err(NetError::checkpoint(path, "already exists; refusing to overwrite it"));
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(|e| NetError::io(dir, e))?;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut file = File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)?;
+        // The rename itself must reach the disk too.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    result.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        NetError::io(path, e)
+    })
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, NetError> {
+    fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => NetError::checkpoint(path, "not found"),
+        _ => NetError::io(path, e),
+    })
+}
+
+/// Saves `network` as the checkpoint `path` (weights first, then the card that vouches for
+/// them); refuses to overwrite an existing checkpoint. Returns the card written.
+pub fn save_checkpoint(path: &Path, network: &Network, info: &CheckpointInfo) -> Result<ModelCard, NetError> {
+    let paths = CheckpointPaths::of(path);
+    for p in [&paths.weights, &paths.card] {
+        if p.exists() {
+            return Err(NetError::checkpoint(p, "already exists; refusing to overwrite it"));
+        }
+    }
+    let mut store = SafetensorsStore::from_bytes(None)
+        .metadata("camelot_variant", info.variant.clone())
+        .metadata("camelot_encoding_version", ENCODING_VERSION.to_string());
+    network
+        .model()
+        .save_into(&mut store)
+        .map_err(|e| NetError::checkpoint(&paths.weights, format!("serialising: {e}")))?;
+    let weights = store.get_bytes().map_err(|e| NetError::checkpoint(&paths.weights, format!("serialising: {e}")))?;
+    let card = ModelCard {
+        format: CARD_FORMAT.into(),
+        format_version: CARD_VERSION,
+        variant: info.variant.clone(),
+        encoding_version: ENCODING_VERSION,
+        planes: PLANE_NAMES.iter().map(|s| s.to_string()).collect(),
+        grid: network.grid(),
+        actions: network.grid().actions(),
+        aux_outputs: if network.config().aux_heads {
+            AUX_OUTPUTS.iter().map(|s| s.to_string()).collect()
+        } else {
+            Vec::new()
+        },
+        architecture: network.config().clone(),
+        parameters: network.num_params(),
+        parent: info.parent.clone(),
+        step: info.step,
+        generation: info.generation,
+        weights_sha256: sha256_hex(&weights),
+    };
+    let json = serde_json::to_vec_pretty(&card).map_err(|e| NetError::checkpoint(&paths.card, e.to_string()))?;
+    write_atomic(&paths.weights, &weights, false)?;
+    write_atomic(&paths.card, &json, false)?;
+    Ok(card)
+}
+
+/// Reads and checks a model card.
+pub fn read_card(path: &Path) -> Result<ModelCard, NetError> {
+    let paths = CheckpointPaths::of(path);
+    let bytes = read(&paths.card)?;
+    let card: ModelCard = serde_json::from_slice(&bytes)
+        .map_err(|e| NetError::checkpoint(&paths.card, format!("line {}, column {}: {e}", e.line(), e.column())))?;
+    let bad = |why: String| Err(NetError::checkpoint(&paths.card, why));
+    if card.format != CARD_FORMAT || card.format_version != CARD_VERSION {
+        return bad(format!(
+            "format `{}` version {} (this program reads `{CARD_FORMAT}` version {CARD_VERSION})",
+            card.format, card.format_version
+        ));
+    }
+    if card.encoding_version != ENCODING_VERSION || card.planes.len() != PLANES {
+        return bad(format!(
+            "input encoding version {} with {} planes (this program uses version {ENCODING_VERSION} with {PLANES})",
+            card.encoding_version,
+            card.planes.len()
+        ));
+    }
+    if card.actions != card.grid.actions() {
+        return bad(format!("{} actions do not fit a {}x{} grid", card.actions, card.grid.files, card.grid.ranks));
+    }
+    card.architecture.validate().map_err(|e| NetError::checkpoint(&paths.card, e.to_string()))?;
+    Ok(card)
+}
+
+/// Loads the checkpoint `path` (with or without extension) onto `device`: the card is checked,
+/// the weights' hash compared with the card's, and every tensor must match the architecture;
+/// anything else is refused before a model is returned.
+pub fn load_checkpoint(path: &Path, device: &Device) -> Result<(Network, ModelCard), NetError> {
+    let card = read_card(path)?;
+    let paths = CheckpointPaths::of(path);
+    let weights = read(&paths.weights)?;
+    let hash = sha256_hex(&weights);
+    if hash != card.weights_sha256 {
+        return Err(NetError::checkpoint(
+            &paths.weights,
+            format!("SHA-256 {hash} differs from the card's {} (truncated or replaced?)", card.weights_sha256),
+        ));
+    }
+    let mut model = number_params(Model::new(&card.architecture, PLANES, device));
+    let mut store = SafetensorsStore::from_bytes(Some(weights));
+    let applied = model
+        .load_from(&mut store)
+        .map_err(|e| NetError::checkpoint(&paths.weights, format!("does not parse: {e}")))?;
+    let mut problems: Vec<String> = Vec::new();
+    problems.extend(applied.missing.iter().map(|(name, _)| format!("missing tensor {name}")));
+    problems.extend(applied.unused.iter().map(|name| format!("unexpected tensor {name}")));
+    problems.extend(applied.errors.iter().map(|e| format!("{e:?}")));
+    if !problems.is_empty() {
+        return Err(NetError::checkpoint(&paths.weights, problems.join("; ")));
+    }
+    let network = Network::from_model(model, card.architecture.clone(), card.grid, device.clone());
+    Ok((network, card))
+}
+
+const OPTIMIZER_MAGIC: &[u8; 8] = b"CZOPTIM1";
+
+/// Saves a trainer's optimizer state and step to `path` (written atomically, replacing an older
+/// state file of the same run), with a checksum so a torn file is refused.
+pub fn save_training_state(path: &Path, trainer: &Trainer) -> Result<(), NetError> {
+    let state = trainer.optimizer_state()?;
+    let mut bytes = Vec::with_capacity(state.len() + 40);
+    bytes.extend_from_slice(OPTIMIZER_MAGIC);
+    bytes.extend_from_slice(&Sha256::digest(&state));
+    bytes.extend_from_slice(&state);
+    write_atomic(path, &bytes, true)
+}
+
+/// Restores what [`save_training_state`] wrote into `trainer` (built from the same checkpoint
+/// and config).
+pub fn load_training_state(path: &Path, trainer: &mut Trainer) -> Result<(), NetError> {
+    let bytes = read(path)?;
+    if bytes.len() < 40 || &bytes[..8] != OPTIMIZER_MAGIC {
+        return Err(NetError::checkpoint(path, "not a camelot-zero optimizer state (or truncated)"));
+    }
+    let (sum, state) = bytes[8..].split_at(32);
+    if Sha256::digest(state).as_slice() != sum {
+        return Err(NetError::checkpoint(path, "checksum mismatch (truncated or corrupt)"));
+    }
+    trainer.restore_optimizer_state(state).map_err(|why| NetError::checkpoint(path, why))
+}

@@ -1,0 +1,145 @@
+//! A model with its architecture, board shape and device: batched inference on plain arrays.
+
+use burn::module::{Module, ModuleMapper, Param, ParamId};
+use burn::tensor::activation::softmax;
+use burn::tensor::{Device, Tensor, TensorData};
+use camelot_game::{ActionCodec, PLANES};
+
+use crate::config::{GridShape, NetConfig};
+use crate::error::NetError;
+use crate::model::{Model, AUX_OUTPUTS};
+
+/// Raw network outputs for a batch, as plain arrays (row `i` belongs to position `i`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RawOutputs {
+    /// `batch * actions` policy logits (no mask applied).
+    pub policy_logits: Vec<f32>,
+    /// `batch * 3` win/draw/loss probabilities from the mover's view.
+    pub wdl: Vec<f32>,
+    /// `batch * 2` auxiliary predictions, empty if the model has no auxiliary heads.
+    pub aux: Vec<f32>,
+}
+
+/// A policy/value network ready to run: the model, what it was built for, and its device.
+#[derive(Clone, Debug)]
+pub struct Network {
+    model: Model,
+    config: NetConfig,
+    grid: GridShape,
+    device: Device,
+}
+
+/// Gives every parameter an id from its position in the model, so that optimizer state (keyed
+/// by parameter id) saved by one process matches the parameters of the same architecture built
+/// by another: burn draws fresh random ids otherwise.
+struct NumberParams {
+    next: u64,
+}
+
+impl ModuleMapper for NumberParams {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let (_, value, mapper) = param.consume();
+        self.next += 1;
+        Param::from_mapped_value(ParamId::from(self.next), value, mapper)
+    }
+}
+
+/// Numbers `model`'s parameters in visiting order (see [`NumberParams`]).
+pub(crate) fn number_params(model: Model) -> Model {
+    model.map(&mut NumberParams { next: 0 })
+}
+
+/// The grid of a codec.
+pub fn grid_of(codec: &ActionCodec) -> GridShape {
+    GridShape { ranks: codec.ranks() as usize, files: codec.files() as usize }
+}
+
+impl Network {
+    /// A freshly initialised network; `seed` fixes its weights.
+    pub fn new(config: &NetConfig, grid: GridShape, device: &Device, seed: u64) -> Result<Network, NetError> {
+        config.validate()?;
+        device.seed(seed);
+        let model = number_params(Model::new(config, PLANES, device));
+        Ok(Network::from_model(model, config.clone(), grid, device.clone()))
+    }
+
+    /// Wraps a model (used by checkpoints and the trainer); it is put in inference mode on the
+    /// plain (non-autodiff) form of `device`.
+    pub(crate) fn from_model(model: Model, config: NetConfig, grid: GridShape, device: Device) -> Network {
+        let device = device.inner();
+        let model = model.valid().to_device(&device);
+        Network { model, config, grid, device }
+    }
+
+    /// The architecture.
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// The board shape the network was built for.
+    pub fn grid(&self) -> GridShape {
+        self.grid
+    }
+
+    /// The device it runs on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The model itself.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Number of trainable weights.
+    pub fn num_params(&self) -> usize {
+        self.model.num_params()
+    }
+
+    /// Floats one position's planes take.
+    pub fn planes_len(&self) -> usize {
+        PLANES * self.grid.cells()
+    }
+
+    /// The same network on another device.
+    pub fn to_device(&self, device: &Device) -> Network {
+        Network::from_model(self.model.clone(), self.config.clone(), self.grid, device.clone())
+    }
+
+    /// Builds the input tensor of `batch` positions from their planes.
+    pub(crate) fn input(&self, planes: &[f32], batch: usize, device: &Device) -> Result<Tensor<4>, NetError> {
+        if planes.len() != batch * self.planes_len() {
+            return Err(NetError::Batch(format!(
+                "{} floats for {batch} positions of {} floats each",
+                planes.len(),
+                self.planes_len()
+            )));
+        }
+        let data = TensorData::new(planes.to_vec(), [batch, PLANES, self.grid.ranks, self.grid.files]);
+        Ok(Tensor::from_data(data, device))
+    }
+
+    /// Runs `batch` positions given as concatenated planes; returns logits, WDL probabilities and
+    /// auxiliary outputs as plain arrays.
+    pub fn forward(&self, planes: &[f32], batch: usize) -> Result<RawOutputs, NetError> {
+        if batch == 0 {
+            return Ok(RawOutputs::default());
+        }
+        let input = self.input(planes, batch, &self.device)?;
+        let out = self.model.forward(input);
+        let policy_logits = to_vec(out.policy_logits)?;
+        let wdl = to_vec(softmax(out.wdl_logits, 1))?;
+        let aux = match out.aux {
+            Some(aux) => to_vec(aux)?,
+            None => Vec::new(),
+        };
+        debug_assert_eq!(policy_logits.len(), batch * self.grid.actions());
+        debug_assert!(aux.is_empty() || aux.len() == batch * AUX_OUTPUTS.len());
+        Ok(RawOutputs { policy_logits, wdl, aux })
+    }
+}
+
+/// Reads a float tensor back as a vector.
+pub(crate) fn to_vec<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, NetError> {
+    tensor.into_data().try_into_vec::<f32>().map_err(|e| NetError::Batch(format!("reading a result back: {e:?}")))
+}

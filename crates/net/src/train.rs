@@ -1,0 +1,414 @@
+//! The training step: masked policy cross-entropy against search targets, win/draw/loss
+//! cross-entropy, weighted auxiliary losses; SGD with momentum or AdamW, weight decay, a
+//! learning-rate schedule, gradient clipping and left-right mirror augmentation.
+
+use burn::grad_clipping::GradientClippingConfig;
+use burn::module::Module;
+use burn::optim::decay::WeightDecayConfig;
+use burn::optim::momentum::MomentumConfig;
+use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
+use burn::tensor::activation::log_softmax;
+use burn::tensor::{Bytes, Device, Tensor, TensorData};
+use camelot_game::{mirror_action, mirror_planes, ActionCodec};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::NetError;
+use crate::model::{Model, AUX_OUTPUTS};
+use crate::network::{grid_of, to_vec, Network};
+
+/// Which optimizer updates the weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptimizerKind {
+    /// Stochastic gradient descent with (Nesterov) momentum, as AlphaZero and KataGo.
+    Sgd,
+    /// Adam with decoupled weight decay.
+    Adamw,
+}
+
+/// How the learning rate changes with the step (after the warm-up).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind", deny_unknown_fields)]
+pub enum LrSchedule {
+    /// The base rate throughout.
+    Constant,
+    /// Cosine decay from the base rate to `final_fraction` of it at `total_steps`, then flat.
+    Cosine {
+        /// Step at which the decay ends.
+        total_steps: u64,
+        /// Share of the base rate left at the end.
+        final_fraction: f64,
+    },
+    /// The rate times `factor` every `every` steps.
+    Step {
+        /// Steps between drops.
+        every: u64,
+        /// Multiplier at each drop.
+        factor: f64,
+    },
+}
+
+/// Settings of the training step; every field has a default, so a config file names only what
+/// it changes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainConfig {
+    /// `sgd` or `adamw`.
+    pub optimizer: OptimizerKind,
+    /// Base learning rate.
+    pub learning_rate: f64,
+    /// Momentum of SGD.
+    pub momentum: f64,
+    /// Nesterov momentum for SGD.
+    pub nesterov: bool,
+    /// Weight decay (L2 penalty for SGD, decoupled for AdamW).
+    pub weight_decay: f32,
+    /// Learning-rate schedule.
+    pub schedule: LrSchedule,
+    /// Steps of linear warm-up from zero.
+    pub warmup_steps: u64,
+    /// Largest gradient norm of each parameter tensor (none: no clipping).
+    pub grad_clip_norm: Option<f32>,
+    /// Weight of the policy loss.
+    pub policy_weight: f32,
+    /// Weight of the value loss.
+    pub value_weight: f32,
+    /// Weight of the final-material auxiliary loss.
+    pub material_weight: f32,
+    /// Weight of the plies-left auxiliary loss.
+    pub plies_left_weight: f32,
+    /// Whether each sample is mirrored left-right with probability 1/2.
+    pub mirror: bool,
+}
+
+impl Default for TrainConfig {
+    fn default() -> TrainConfig {
+        TrainConfig {
+            optimizer: OptimizerKind::Sgd,
+            learning_rate: 0.02,
+            momentum: 0.9,
+            nesterov: true,
+            weight_decay: 1e-4,
+            schedule: LrSchedule::Constant,
+            warmup_steps: 0,
+            grad_clip_norm: Some(10.0),
+            policy_weight: 1.0,
+            value_weight: 1.0,
+            material_weight: 0.1,
+            plies_left_weight: 0.05,
+            mirror: true,
+        }
+    }
+}
+
+impl TrainConfig {
+    /// Refuses values that cannot train, naming the key.
+    pub fn validate(&self) -> Result<(), NetError> {
+        let bad = |key: &str, why: &str| Err(NetError::Config(format!("{key}: {why}")));
+        if !(self.learning_rate > 0.0 && self.learning_rate.is_finite()) {
+            return bad("learning_rate", "must be a positive number");
+        }
+        if !(0.0..1.0).contains(&self.momentum) {
+            return bad("momentum", "must be in [0, 1)");
+        }
+        if !(self.weight_decay >= 0.0 && self.weight_decay.is_finite()) {
+            return bad("weight_decay", "must be zero or positive");
+        }
+        if let Some(clip) = self.grad_clip_norm {
+            if !(clip > 0.0 && clip.is_finite()) {
+                return bad("grad_clip_norm", "must be positive");
+            }
+        }
+        for (key, w) in [
+            ("policy_weight", self.policy_weight),
+            ("value_weight", self.value_weight),
+            ("material_weight", self.material_weight),
+            ("plies_left_weight", self.plies_left_weight),
+        ] {
+            if !(w >= 0.0 && w.is_finite()) {
+                return bad(key, "must be zero or positive");
+            }
+        }
+        match self.schedule {
+            LrSchedule::Cosine { total_steps, final_fraction } => {
+                if total_steps == 0 {
+                    return bad("schedule.total_steps", "must be at least 1");
+                }
+                if !(0.0..=1.0).contains(&final_fraction) {
+                    return bad("schedule.final_fraction", "must be in [0, 1]");
+                }
+            }
+            LrSchedule::Step { every, factor } => {
+                if every == 0 {
+                    return bad("schedule.every", "must be at least 1");
+                }
+                if !(factor > 0.0 && factor <= 1.0) {
+                    return bad("schedule.factor", "must be in (0, 1]");
+                }
+            }
+            LrSchedule::Constant => {}
+        }
+        Ok(())
+    }
+
+    /// The learning rate of step `step` (counted from 0): a pure function of the step, so a
+    /// resumed run follows the same curve.
+    pub fn learning_rate_at(&self, step: u64) -> f64 {
+        let warm = if self.warmup_steps > 0 && step < self.warmup_steps {
+            (step + 1) as f64 / self.warmup_steps as f64
+        } else {
+            1.0
+        };
+        let factor = match self.schedule {
+            LrSchedule::Constant => 1.0,
+            LrSchedule::Cosine { total_steps, final_fraction } => {
+                let t = (step as f64 / total_steps as f64).min(1.0);
+                final_fraction + (1.0 - final_fraction) * 0.5 * (1.0 + (std::f64::consts::PI * t).cos())
+            }
+            LrSchedule::Step { every, factor } => factor.powi((step / every).min(i32::MAX as u64) as i32),
+        };
+        self.learning_rate * warm * factor
+    }
+
+    fn optimizer(&self) -> ModuleOptimizer {
+        let clip = self.grad_clip_norm.map(GradientClippingConfig::Norm);
+        match self.optimizer {
+            OptimizerKind::Sgd => SgdConfig::new()
+                .with_momentum(Some(
+                    MomentumConfig::new().with_momentum(self.momentum).with_dampening(0.0).with_nesterov(self.nesterov),
+                ))
+                .with_weight_decay((self.weight_decay > 0.0).then(|| WeightDecayConfig::new(self.weight_decay)))
+                .with_gradient_clipping(clip)
+                .init(),
+            OptimizerKind::Adamw => {
+                AdamWConfig::new().with_weight_decay(self.weight_decay).with_grad_clipping(clip).init()
+            }
+        }
+    }
+}
+
+/// One training position: the input planes, the search's policy target over the legal actions,
+/// the game's result from the mover's view, and the auxiliary targets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainingSample {
+    /// Input planes ([`camelot_game::planes_len`] floats).
+    pub planes: Vec<f32>,
+    /// Legal actions of the position.
+    pub legal: Vec<u32>,
+    /// Target probability of each legal action (sums to 1).
+    pub policy: Vec<f32>,
+    /// Target win/draw/loss probabilities (the final result, or a blend with a search value).
+    pub wdl: [f32; 3],
+    /// Material at game end, mover minus opponent, divided by 14 (a full Camelot set).
+    pub material: f32,
+    /// Plies from this position to the end of the game, divided by 100.
+    pub plies_left: f32,
+}
+
+/// Losses and accuracy of one training step (each averaged over the batch).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TrainStats {
+    /// Weighted sum of the losses below, the quantity minimised.
+    pub total: f32,
+    /// Policy cross-entropy.
+    pub policy: f32,
+    /// Win/draw/loss cross-entropy.
+    pub value: f32,
+    /// Squared error of the final-material head (0 without auxiliary heads).
+    pub material: f32,
+    /// Squared error of the plies-left head (0 without auxiliary heads).
+    pub plies_left: f32,
+    /// Share of positions whose most likely predicted result is the target's most likely one.
+    pub value_accuracy: f32,
+    /// Learning rate used.
+    pub learning_rate: f64,
+}
+
+/// A model being trained, with its optimizer state and step counter.
+pub struct Trainer {
+    model: Model,
+    optimizer: ModuleOptimizer,
+    config: TrainConfig,
+    network: Network,
+    codec: ActionCodec,
+    device: Device,
+    step: u64,
+}
+
+impl std::fmt::Debug for Trainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trainer")
+            .field("architecture", self.network.config())
+            .field("step", &self.step)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Dense arrays of one batch, ready to become tensors.
+struct BatchArrays {
+    planes: Vec<f32>,
+    mask: Vec<f32>,
+    policy: Vec<f32>,
+    wdl: Vec<f32>,
+    aux: Vec<f32>,
+}
+
+impl Trainer {
+    /// Starts training from `network`'s weights with a fresh optimizer at step 0.
+    pub fn new(network: &Network, codec: ActionCodec, config: TrainConfig) -> Result<Trainer, NetError> {
+        config.validate()?;
+        if grid_of(&codec) != network.grid() {
+            return Err(NetError::Config(format!(
+                "the network is for a {}x{} grid, the variant's is {}x{}",
+                network.grid().files,
+                network.grid().ranks,
+                codec.files(),
+                codec.ranks()
+            )));
+        }
+        let device = network.device().clone().autodiff();
+        let model = network.model().clone().to_device(&device).train();
+        let optimizer = config.optimizer();
+        Ok(Trainer { model, optimizer, config, network: network.clone(), codec, device, step: 0 })
+    }
+
+    /// Steps taken so far.
+    pub fn step(&self) -> u64 {
+        self.step
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &TrainConfig {
+        &self.config
+    }
+
+    /// The current weights as an inference network.
+    pub fn network(&self) -> Network {
+        Network::from_model(self.model.valid(), self.network.config().clone(), self.network.grid(), self.device.clone())
+    }
+
+    fn arrays(&self, samples: &[&TrainingSample], rng: &mut impl Rng) -> Result<BatchArrays, NetError> {
+        let per = self.network.planes_len();
+        let actions = self.network.grid().actions();
+        let n = samples.len();
+        let mut b = BatchArrays {
+            planes: Vec::with_capacity(n * per),
+            mask: vec![-1e9; n * actions],
+            policy: vec![0.0; n * actions],
+            wdl: Vec::with_capacity(n * 3),
+            aux: Vec::with_capacity(n * AUX_OUTPUTS.len()),
+        };
+        for (i, s) in samples.iter().enumerate() {
+            if s.planes.len() != per || s.legal.len() != s.policy.len() || s.legal.is_empty() {
+                return Err(NetError::Batch(format!(
+                    "sample {i}: {} plane floats (want {per}), {} legal actions, {} policy entries",
+                    s.planes.len(),
+                    s.legal.len(),
+                    s.policy.len()
+                )));
+            }
+            let mirror = self.config.mirror && rng.random::<bool>();
+            let start = b.planes.len();
+            b.planes.extend_from_slice(&s.planes);
+            if mirror {
+                mirror_planes(&self.codec, &mut b.planes[start..]);
+            }
+            for (&action, &p) in s.legal.iter().zip(&s.policy) {
+                let action = if mirror { mirror_action(&self.codec, action) } else { action };
+                if action as usize >= actions {
+                    return Err(NetError::Batch(format!("sample {i}: action {action} outside the action space")));
+                }
+                b.mask[i * actions + action as usize] = 0.0;
+                b.policy[i * actions + action as usize] = p;
+            }
+            b.wdl.extend_from_slice(&s.wdl);
+            b.aux.extend_from_slice(&[s.material, s.plies_left]);
+        }
+        Ok(b)
+    }
+
+    /// One optimizer step on `samples`; returns the losses measured before the update.
+    pub fn train_step(&mut self, samples: &[&TrainingSample], rng: &mut impl Rng) -> Result<TrainStats, NetError> {
+        if samples.is_empty() {
+            return Err(NetError::Batch("an empty training batch".into()));
+        }
+        let n = samples.len();
+        let actions = self.network.grid().actions();
+        let b = self.arrays(samples, rng)?;
+        let d = &self.device;
+        let input = self.network.input(&b.planes, n, d)?;
+        let mask = Tensor::<2>::from_data(TensorData::new(b.mask, [n, actions]), d);
+        let policy_target = Tensor::<2>::from_data(TensorData::new(b.policy, [n, actions]), d);
+        let wdl_target = Tensor::<2>::from_data(TensorData::new(b.wdl.clone(), [n, 3]), d);
+
+        let out = self.model.forward(input);
+        let policy_loss = -(log_softmax(out.policy_logits + mask, 1) * policy_target).sum_dim(1).mean();
+        let value_loss = -(log_softmax(out.wdl_logits.clone(), 1) * wdl_target).sum_dim(1).mean();
+        let mut total = policy_loss.clone().mul_scalar(self.config.policy_weight)
+            + value_loss.clone().mul_scalar(self.config.value_weight);
+        let mut aux_losses = (None, None);
+        if let Some(aux) = out.aux {
+            let target = Tensor::<2>::from_data(TensorData::new(b.aux, [n, AUX_OUTPUTS.len()]), d);
+            let sq = (aux - target).powi_scalar(2);
+            let material = sq.clone().narrow(1, 0, 1).mean();
+            let plies = sq.narrow(1, 1, 1).mean();
+            total = total
+                + material.clone().mul_scalar(self.config.material_weight)
+                + plies.clone().mul_scalar(self.config.plies_left_weight);
+            aux_losses = (Some(material), Some(plies));
+        }
+
+        let grads = GradientsParams::from_grads(total.backward(), &self.model);
+        let learning_rate = self.config.learning_rate_at(self.step);
+        self.model = self.optimizer.step(learning_rate, self.model.clone(), grads);
+        self.step += 1;
+
+        let scalar = |t: Tensor<1>| -> Result<f32, NetError> { Ok(to_vec(t)?.first().copied().unwrap_or(0.0)) };
+        let predicted = to_vec(out.wdl_logits)?;
+        let correct = predicted.chunks(3).zip(b.wdl.chunks(3)).filter(|(p, t)| argmax3(p) == argmax3(t)).count();
+        Ok(TrainStats {
+            total: scalar(total)?,
+            policy: scalar(policy_loss)?,
+            value: scalar(value_loss)?,
+            material: aux_losses.0.map(scalar).transpose()?.unwrap_or(0.0),
+            plies_left: aux_losses.1.map(scalar).transpose()?.unwrap_or(0.0),
+            value_accuracy: correct as f32 / n as f32,
+            learning_rate,
+        })
+    }
+
+    /// The optimizer state and step as bytes (see [`crate::checkpoint`] for the file).
+    pub fn optimizer_state(&self) -> Result<Vec<u8>, NetError> {
+        let bytes = self
+            .optimizer
+            .into_bytes()
+            .map_err(|e| NetError::Config(format!("serialising the optimizer state: {e:?}")))?;
+        let mut out = Vec::with_capacity(bytes.len() + 8);
+        out.extend_from_slice(&self.step.to_le_bytes());
+        out.extend_from_slice(&bytes);
+        Ok(out)
+    }
+
+    /// Restores what [`Trainer::optimizer_state`] saved.
+    pub fn restore_optimizer_state(&mut self, state: &[u8]) -> Result<(), String> {
+        if state.len() < 8 {
+            return Err("the optimizer state is truncated".into());
+        }
+        let (step, rest) = state.split_at(8);
+        let step = u64::from_le_bytes(step.try_into().map_err(|_| "the optimizer state is truncated")?);
+        let optimizer = self
+            .config
+            .optimizer()
+            .from_bytes(Bytes::from_bytes_vec(rest.to_vec()))
+            .map_err(|e| format!("the optimizer state does not parse: {e:?}"))?;
+        self.optimizer = optimizer;
+        self.step = step;
+        Ok(())
+    }
+}
+
+fn argmax3(v: &[f32]) -> usize {
+    (0..3).fold(0, |best, i| if v[i] > v[best] { i } else { best })
+}

@@ -1,0 +1,378 @@
+//! The network: training drives the loss of a repeated batch near zero through every head,
+//! checkpoints round-trip exactly and refuse damaged files, optimizer state resumes training
+//! bit for bit, mirror augmentation makes the net mirror-consistent, and the evaluator masks
+//! illegal actions and caches consistently.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use camelot_game::{mirror_action, mirror_planes, planes_len, ActionCodec, CamelotState};
+use camelot_net::checkpoint::{load_training_state, save_training_state};
+use camelot_net::{
+    grid_of, load_checkpoint, parse_device, save_checkpoint, CheckpointInfo, CheckpointPaths, Device, LrSchedule,
+    NetConfig, NetEvaluator, Network, OptimizerKind, TrainConfig, Trainer, TrainingSample,
+};
+use camelot_rules::Ruleset;
+use camelot_search::{Evaluations, Evaluator, Game as _, SearchConfig, Searcher, Tree};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn cpu() -> Device {
+    parse_device("cpu").expect("cpu device")
+}
+
+fn rules(name: &str) -> Arc<Ruleset> {
+    Arc::new(Ruleset::variant(name).expect("variant"))
+}
+
+/// States along random games, inside moves too.
+fn sample_states(rules: &Arc<Ruleset>, seed: u64, count: usize) -> Vec<CamelotState> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    while out.len() < count {
+        let mut state = CamelotState::new(rules.clone());
+        let mut actions = Vec::new();
+        for _ in 0..80 {
+            if state.terminal().is_some() || out.len() == count {
+                break;
+            }
+            if rng.random_bool(0.3) {
+                out.push(state.clone());
+            }
+            actions.clear();
+            state.legal_actions(&mut actions);
+            state.apply(actions[rng.random_range(0..actions.len())]);
+        }
+    }
+    out
+}
+
+fn planes(state: &CamelotState) -> Vec<f32> {
+    let mut out = vec![0.0; planes_len(&state.codec())];
+    state.encode_planes(&mut out);
+    out
+}
+
+fn legal(state: &CamelotState) -> Vec<u32> {
+    let mut out = Vec::new();
+    state.legal_actions(&mut out);
+    out
+}
+
+/// A sample with a one-hot policy target on a random legal action, a one-hot result and random
+/// auxiliary targets: a batch the network can fit exactly.
+fn sample(state: &CamelotState, rng: &mut ChaCha8Rng) -> TrainingSample {
+    let legal = legal(state);
+    let mut policy = vec![0.0; legal.len()];
+    policy[rng.random_range(0..legal.len())] = 1.0;
+    let mut wdl = [0.0; 3];
+    wdl[rng.random_range(0..3)] = 1.0;
+    TrainingSample {
+        planes: planes(state),
+        legal,
+        policy,
+        wdl,
+        material: rng.random_range(-0.5..0.5),
+        plies_left: rng.random_range(0.0..1.0),
+    }
+}
+
+/// Random positions of `variant` with fitted-for-exactness samples, and the RNG that made them.
+struct Fixture {
+    states: Vec<CamelotState>,
+    codec: ActionCodec,
+    samples: Vec<TrainingSample>,
+    rng: ChaCha8Rng,
+}
+
+impl Fixture {
+    fn new(variant: &str, seed: u64, count: usize) -> Fixture {
+        let states = sample_states(&rules(variant), seed, count);
+        let codec = states[0].codec();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed + 1);
+        let samples = states.iter().map(|s| sample(s, &mut rng)).collect();
+        Fixture { states, codec, samples, rng }
+    }
+
+    fn batch(&self) -> Vec<&TrainingSample> {
+        self.samples.iter().collect()
+    }
+}
+
+/// AdamW without weight decay: fits a small batch quickly.
+fn fitting_config(mirror: bool) -> TrainConfig {
+    TrainConfig {
+        optimizer: OptimizerKind::Adamw,
+        learning_rate: 3e-3,
+        weight_decay: 0.0,
+        mirror,
+        ..TrainConfig::default()
+    }
+}
+
+fn small_net(codec: &ActionCodec, seed: u64) -> Network {
+    Network::new(&NetConfig::new(2, 16), grid_of(codec), &cpu(), seed).expect("network")
+}
+
+#[test]
+fn a_repeated_batch_is_learned_through_every_head() {
+    let Fixture { codec, samples, mut rng, .. } = Fixture::new("camelot", 1, 16);
+    let batch: Vec<&TrainingSample> = samples.iter().collect();
+    let config = TrainConfig { material_weight: 1.0, plies_left_weight: 1.0, ..fitting_config(false) };
+    let mut trainer = Trainer::new(&small_net(&codec, 3), codec, config).expect("trainer");
+    let first = trainer.train_step(&batch, &mut rng).expect("step");
+    let mut last = first;
+    for _ in 0..300 {
+        last = trainer.train_step(&batch, &mut rng).expect("step");
+    }
+    assert!(first.policy > 2.0 && first.value > 0.5, "an untrained net is unsure: {first:?}");
+    assert!(last.policy < 0.05, "policy head learned: {last:?}");
+    assert!(last.value < 0.05, "value head learned: {last:?}");
+    assert!(last.material < 0.01 && last.plies_left < 0.01, "auxiliary heads learned: {last:?}");
+    assert_eq!(last.value_accuracy, 1.0);
+    assert_eq!(trainer.step(), 301);
+
+    // The inference network agrees with what was learned.
+    let net = trainer.network();
+    let raw = net.forward(&samples.iter().flat_map(|s| s.planes.clone()).collect::<Vec<_>>(), 16).expect("forward");
+    let actions = net.grid().actions();
+    for (i, s) in samples.iter().enumerate() {
+        let logits = &raw.policy_logits[i * actions..(i + 1) * actions];
+        let best = s.legal.iter().copied().max_by(|a, b| logits[*a as usize].total_cmp(&logits[*b as usize]));
+        let target = s.legal[s.policy.iter().position(|&p| p == 1.0).expect("one-hot")];
+        assert_eq!(best, Some(target), "sample {i}: the target move has the top legal logit");
+        let wdl = &raw.wdl[i * 3..i * 3 + 3];
+        let want = s.wdl.iter().position(|&p| p == 1.0).expect("one-hot");
+        assert!(wdl[want] > 0.9, "sample {i}: {wdl:?} vs {:?}", s.wdl);
+    }
+}
+
+#[test]
+fn sgd_with_schedule_lowers_the_loss_and_the_rate_follows_the_schedule() {
+    let fixture = Fixture::new("camette", 5, 8);
+    let (codec, batch, mut rng) = (fixture.codec, fixture.batch(), fixture.rng.clone());
+    let config = TrainConfig {
+        learning_rate: 0.05,
+        warmup_steps: 5,
+        schedule: LrSchedule::Cosine { total_steps: 60, final_fraction: 0.1 },
+        ..TrainConfig::default()
+    };
+    assert!((config.learning_rate_at(0) - 0.01).abs() < 1e-12);
+    assert!((config.learning_rate_at(60) - 0.005).abs() < 1e-12);
+    let mut trainer = Trainer::new(&small_net(&codec, 7), codec, config).expect("trainer");
+    let first = trainer.train_step(&batch, &mut rng).expect("step");
+    let mut last = first;
+    for _ in 0..60 {
+        last = trainer.train_step(&batch, &mut rng).expect("step");
+    }
+    assert!(last.total < 0.5 * first.total, "{first:?} -> {last:?}");
+    assert!((last.learning_rate - 0.005).abs() < 1e-9, "{last:?}");
+}
+
+#[test]
+fn bad_train_settings_name_the_key() {
+    let codec = CamelotState::new(rules("camelot")).codec();
+    let err =
+        |config: TrainConfig| Trainer::new(&small_net(&codec, 1), codec, config).expect_err("refused").to_string();
+    assert!(err(TrainConfig { learning_rate: -1.0, ..TrainConfig::default() }).contains("learning_rate"));
+    assert!(err(TrainConfig { momentum: 1.5, ..TrainConfig::default() }).contains("momentum"));
+    let cosine = LrSchedule::Cosine { total_steps: 0, final_fraction: 0.1 };
+    assert!(err(TrainConfig { schedule: cosine, ..TrainConfig::default() }).contains("schedule.total_steps"));
+    let other = CamelotState::new(rules("cam")).codec();
+    let e = Trainer::new(&small_net(&codec, 1), other, TrainConfig::default()).expect_err("refused").to_string();
+    assert!(e.contains("grid"), "{e}");
+}
+
+fn forward_all(net: &Network, states: &[CamelotState]) -> camelot_net::RawOutputs {
+    let planes: Vec<f32> = states.iter().flat_map(planes).collect();
+    net.forward(&planes, states.len()).expect("forward")
+}
+
+fn info() -> CheckpointInfo {
+    CheckpointInfo { variant: "camelot".into(), parent: None, step: 0, generation: Some(0) }
+}
+
+#[test]
+fn save_then_load_gives_identical_outputs_and_damaged_files_are_refused() {
+    let dir = tempdir("save-load");
+    // Train a little so batch-norm statistics and weights differ from their initial values.
+    let fixture = Fixture::new("camelot", 11, 6);
+    let (states, codec, mut rng) = (&fixture.states, fixture.codec, fixture.rng.clone());
+    let mut trainer = Trainer::new(&small_net(&codec, 13), codec, TrainConfig::default()).expect("trainer");
+    for _ in 0..3 {
+        trainer.train_step(&fixture.batch(), &mut rng).expect("step");
+    }
+    let net = trainer.network();
+    let path = dir.join("000001");
+    let card = save_checkpoint(&path, &net, &info()).expect("save");
+    assert_eq!(card.parameters, net.num_params());
+    let (loaded, loaded_card) = load_checkpoint(&dir.join("000001.safetensors"), &cpu()).expect("load");
+    assert_eq!(card, loaded_card);
+    assert_eq!(forward_all(&net, states), forward_all(&loaded, states), "bit-identical outputs");
+    // Also by the card's name and without extension.
+    assert!(load_checkpoint(&dir.join("000001.json"), &cpu()).is_ok());
+
+    // Never overwritten silently.
+    let again = save_checkpoint(&path, &net, &info()).expect_err("refused").to_string();
+    assert!(again.contains("already exists"), "{again}");
+
+    let paths = CheckpointPaths::of(&path);
+    let weights = std::fs::read(&paths.weights).expect("weights");
+    let card_text = std::fs::read_to_string(&paths.card).expect("card");
+
+    // Truncated weights: the hash no longer matches.
+    std::fs::write(&paths.weights, &weights[..weights.len() / 2]).expect("write");
+    let err = load_checkpoint(&path, &cpu()).expect_err("refused").to_string();
+    assert!(err.contains("SHA-256") && err.contains("000001.safetensors"), "{err}");
+
+    // Weights of another architecture behind a card edited to vouch for them.
+    let other = Network::new(&NetConfig::new(1, 8), net.grid(), &cpu(), 1).expect("net");
+    let other_path = dir.join("other");
+    let other_card = save_checkpoint(&other_path, &other, &info()).expect("save");
+    let other_weights = std::fs::read(CheckpointPaths::of(&other_path).weights).expect("weights");
+    std::fs::write(&paths.weights, &other_weights).expect("write");
+    std::fs::write(&paths.card, card_text.replace(&card.weights_sha256, &other_card.weights_sha256)).expect("write");
+    let err = load_checkpoint(&path, &cpu()).expect_err("refused").to_string();
+    assert!(err.contains("missing tensor") || err.contains("Shape") || err.contains("shape"), "{err}");
+
+    // A card for another encoding, a broken card, a missing file.
+    std::fs::write(&paths.weights, &weights).expect("write");
+    std::fs::write(&paths.card, card_text.replace("\"encoding_version\": 1", "\"encoding_version\": 99")).expect("w");
+    let err = load_checkpoint(&path, &cpu()).expect_err("refused").to_string();
+    assert!(err.contains("encoding version 99"), "{err}");
+    std::fs::write(&paths.card, &card_text[..card_text.len() / 2]).expect("write");
+    let err = load_checkpoint(&path, &cpu()).expect_err("refused").to_string();
+    assert!(err.contains("000001.json") && err.contains("line"), "{err}");
+    std::fs::write(&paths.card, &card_text).expect("write");
+    assert!(load_checkpoint(&path, &cpu()).is_ok(), "restored files load again");
+    let err = load_checkpoint(&dir.join("absent"), &cpu()).expect_err("refused").to_string();
+    assert!(err.contains("absent.json") && err.contains("not found"), "{err}");
+}
+
+#[test]
+fn optimizer_state_resumes_training_bit_for_bit() {
+    let dir = tempdir("resume");
+    let fixture = Fixture::new("camette", 21, 8);
+    let (states, codec, batch) = (&fixture.states, fixture.codec, fixture.batch());
+    for kind in [OptimizerKind::Sgd, OptimizerKind::Adamw] {
+        let config = TrainConfig { optimizer: kind, learning_rate: 0.01, ..TrainConfig::default() };
+        let start = small_net(&codec, 23);
+        let mut straight = Trainer::new(&start, codec, config.clone()).expect("trainer");
+        let mut rng_a = ChaCha8Rng::seed_from_u64(24);
+        for _ in 0..3 {
+            straight.train_step(&batch, &mut rng_a).expect("step");
+        }
+        // Stop after three steps: save everything, load it into a fresh process's objects.
+        let stem = dir.join(format!("{kind:?}"));
+        save_checkpoint(&stem, &straight.network(), &info()).expect("save");
+        save_training_state(&stem.with_extension("optim"), &straight).expect("save state");
+        let (loaded, _) = load_checkpoint(&stem, &cpu()).expect("load");
+        let mut resumed = Trainer::new(&loaded, codec, config.clone()).expect("trainer");
+        load_training_state(&stem.with_extension("optim"), &mut resumed).expect("load state");
+        assert_eq!(resumed.step(), 3);
+        let mut rng_b = rng_a.clone();
+        for _ in 0..3 {
+            let a = straight.train_step(&batch, &mut rng_a).expect("step");
+            let b = resumed.train_step(&batch, &mut rng_b).expect("step");
+            assert_eq!(a, b, "{kind:?}: the same losses after resuming");
+        }
+        assert_eq!(
+            forward_all(&straight.network(), states),
+            forward_all(&resumed.network(), states),
+            "{kind:?}: identical weights"
+        );
+        // A torn state file is refused.
+        let bytes = std::fs::read(stem.with_extension("optim")).expect("read");
+        std::fs::write(stem.with_extension("optim"), &bytes[..bytes.len() - 10]).expect("write");
+        let err = load_training_state(&stem.with_extension("optim"), &mut resumed).expect_err("refused");
+        assert!(err.to_string().contains("checksum"), "{err}");
+    }
+}
+
+#[test]
+fn mirror_augmentation_on_symmetric_data_gives_a_mirror_consistent_net() {
+    // Symmetric data: each target is the same for a position and for its mirror image, which
+    // the trainer sees half the time through augmentation.
+    let Fixture { codec, samples, mut rng, .. } = Fixture::new("camette", 31, 6);
+    let batch: Vec<&TrainingSample> = samples.iter().collect();
+    let mut trainer = Trainer::new(&small_net(&codec, 33), codec, fitting_config(true)).expect("trainer");
+    for _ in 0..400 {
+        trainer.train_step(&batch, &mut rng).expect("step");
+    }
+    let net = trainer.network();
+    let actions = net.grid().actions();
+    for (i, s) in samples.iter().enumerate() {
+        let mut mirrored = s.planes.clone();
+        mirror_planes(&codec, &mut mirrored);
+        let both: Vec<f32> = s.planes.iter().chain(&mirrored).copied().collect();
+        let raw = net.forward(&both, 2).expect("forward");
+        let (plain, flipped) = raw.policy_logits.split_at(actions);
+        let softmax = |logits: &[f32], legal: &[u32]| -> Vec<f32> {
+            let e: Vec<f32> = legal.iter().map(|&a| logits[a as usize].exp()).collect();
+            let sum: f32 = e.iter().sum();
+            e.into_iter().map(|x| x / sum).collect()
+        };
+        let mirrored_legal: Vec<u32> = s.legal.iter().map(|&a| mirror_action(&codec, a)).collect();
+        let p = softmax(plain, &s.legal);
+        let q = softmax(flipped, &mirrored_legal);
+        for (a, (x, y)) in p.iter().zip(&q).enumerate() {
+            assert!((x - y).abs() < 0.05, "sample {i}, action {a}: {x} vs mirrored {y}");
+        }
+        for k in 0..3 {
+            assert!((raw.wdl[k] - raw.wdl[3 + k]).abs() < 0.05, "sample {i}: {:?}", raw.wdl);
+        }
+    }
+}
+
+#[test]
+fn evaluator_masks_illegal_actions_caches_and_drives_the_search() {
+    let Fixture { states, codec, .. } = Fixture::new("camelot", 41, 12);
+    let net = small_net(&codec, 42);
+    let mut cached = NetEvaluator::new(net.clone(), 1000);
+    let mut uncached = NetEvaluator::new(net.clone(), 0);
+    let refs: Vec<&CamelotState> = states.iter().collect();
+    let fill = |ev: &mut NetEvaluator, refs: &[&CamelotState]| {
+        let mut out = Evaluations::new();
+        for s in refs {
+            out.push_state(&legal(s));
+        }
+        ev.evaluate(refs, &mut out).expect("evaluate");
+        out
+    };
+    let a = fill(&mut cached, &refs);
+    let b = fill(&mut cached, &refs);
+    assert_eq!(cached.stats().cache_hits, 12, "the second batch comes from the cache");
+    let c = fill(&mut uncached, &refs);
+    for i in 0..refs.len() {
+        let sum: f32 = a.priors(i).iter().sum();
+        assert!((sum - 1.0).abs() < 1e-4, "priors over the legal actions sum to one: {sum}");
+        assert!(a.priors(i).iter().all(|p| *p > 0.0));
+        assert_eq!(a.priors(i), b.priors(i));
+        assert_eq!(a.value(i), b.value(i));
+        for (x, y) in a.priors(i).iter().zip(c.priors(i)) {
+            assert!((x - y).abs() < 1e-5);
+        }
+        // One state alone gives what it got inside the batch.
+        let single = fill(&mut uncached, &refs[i..i + 1]);
+        for (x, y) in a.priors(i).iter().zip(single.priors(0)) {
+            assert!((x - y).abs() < 1e-5, "batch effects: {x} vs {y}");
+        }
+    }
+
+    // The search runs on it unchanged.
+    let config = SearchConfig { simulations: 32, ..SearchConfig::default() };
+    let mut searcher = Searcher::new(config).expect("searcher");
+    let mut trees: Vec<Tree<CamelotState>> = (0..4).map(|g| Tree::new(states[g].clone(), g as u64)).collect();
+    let mut results = Vec::new();
+    searcher.search_into(&mut trees, &mut cached, &mut results).expect("search");
+    for (tree, r) in trees.iter().zip(&results) {
+        assert!(legal(tree.root_state()).contains(&r.action));
+    }
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("net-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
