@@ -19,6 +19,8 @@ pub enum BenchCommand {
     Playouts(PlayoutArgs),
     /// Tree work of the search alone: self-play moves with a uniform evaluator.
     Search(SearchArgs),
+    /// Network inference per batch size (positions/s, GFLOP/s) and training throughput.
+    Net(super::bench_net::NetArgs),
 }
 
 /// Arguments of `camelot bench search`.
@@ -64,6 +66,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Playouts(args) => playouts(args),
         BenchCommand::Search(args) => search(args),
+        BenchCommand::Net(args) => super::bench_net::run(args),
     }
 }
 

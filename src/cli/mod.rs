@@ -2,8 +2,10 @@
 
 mod apply;
 mod bench;
+mod bench_net;
 mod match_cmd;
 mod moves;
+mod net_cmd;
 mod perft;
 mod play;
 mod show;
@@ -34,6 +36,10 @@ enum Command {
     Play(play::PlayArgs),
     /// Play many games between two players and report A's score with a 95% interval.
     Match(match_cmd::MatchArgs),
+    /// Save a fresh, untrained network as a checkpoint (a run's generation 0).
+    InitNet(net_cmd::InitNetArgs),
+    /// A network checkpoint's value and most likely moves in a position.
+    EvalNet(net_cmd::EvalNetArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -48,6 +54,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Show(args) => show::run(args),
         Command::Play(args) => play::run(args),
         Command::Match(args) => match_cmd::run(args),
+        Command::InitNet(args) => net_cmd::init(args),
+        Command::EvalNet(args) => net_cmd::eval(args),
         Command::Bench(cmd) => bench::run(cmd),
     }
 }
@@ -67,6 +75,25 @@ impl RulesArgs {
     /// The ruleset these arguments name.
     pub fn ruleset(&self) -> Result<Ruleset> {
         Ok(Ruleset::with_overrides(&self.variant, &self.set)?)
+    }
+}
+
+/// `--blocks` and `--channels`: a network's size.
+#[derive(Args, Debug, Clone)]
+pub struct ArchitectureArgs {
+    /// Residual blocks (default: the default self-play network's).
+    #[arg(long)]
+    pub blocks: Option<usize>,
+    /// Channels (default: the default self-play network's).
+    #[arg(long)]
+    pub channels: Option<usize>,
+}
+
+impl ArchitectureArgs {
+    /// The architecture: the default self-play network resized as asked.
+    pub fn config(&self) -> camelot_net::NetConfig {
+        let default = camelot_net::NetConfig::default();
+        camelot_net::NetConfig::new(self.blocks.unwrap_or(default.blocks), self.channels.unwrap_or(default.channels))
     }
 }
 

@@ -10,8 +10,10 @@
 
 mod action;
 mod planes;
+mod sample;
 mod state;
 
 pub use action::{ActionCodec, Decision};
 pub use planes::{mirror_action, mirror_planes, planes_len, ENCODING_VERSION, PLANES, PLANE_NAMES};
+pub use sample::random_game_states;
 pub use state::{CamelotState, MidMove};

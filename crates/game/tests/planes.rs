@@ -2,7 +2,9 @@
 //! (Black to move encodes like the colour-flipped White position), the left-right mirror used for
 //! augmentation, and round trips of every legal action.
 
-use camelot_game::{mirror_action, mirror_planes, planes_len, ActionCodec, CamelotState, Decision, PLANES};
+use camelot_game::{
+    mirror_action, mirror_planes, planes_len, random_game_states, ActionCodec, CamelotState, Decision, PLANES,
+};
 use camelot_rules::{Color, Leg, Position, Ruleset, VARIANT_NAMES};
 use camelot_search::Game as _;
 use rand::{Rng, SeedableRng};
@@ -38,21 +40,7 @@ fn plane_sum(planes: &[f32], codec: &ActionCodec, p: usize) -> f32 {
 /// States along random games, including states inside moves.
 fn sample_states(rules: &Arc<Ruleset>, seed: u64, games: usize) -> Vec<CamelotState> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut out = Vec::new();
-    for _ in 0..games {
-        let mut state = CamelotState::new(rules.clone());
-        let mut actions = Vec::new();
-        for _ in 0..120 {
-            if state.terminal().is_some() {
-                break;
-            }
-            out.push(state.clone());
-            actions.clear();
-            state.legal_actions(&mut actions);
-            state.apply(actions[rng.random_range(0..actions.len())]);
-        }
-    }
-    out
+    random_game_states(rules, games * 120, 120, |n| rng.random_range(0..n))
 }
 
 #[test]

@@ -1,0 +1,158 @@
+//! `camelot bench net`: inference and training throughput of a network architecture, with
+//! GFLOP/s counted from the architecture so that it compares with a matmul peak
+//! (`scripts/matmul-peak.py`).
+
+use super::{ArchitectureArgs, RulesArgs};
+use anyhow::{bail, Context, Result};
+use camelot_game::{planes_len, random_game_states, CamelotState};
+use camelot_net::{forward_flops, grid_of, parse_device, Network, TrainConfig, Trainer, TrainingSample};
+use camelot_search::Game as _;
+use clap::Args;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Arguments of `camelot bench net`.
+#[derive(Args, Debug)]
+pub struct NetArgs {
+    #[command(flatten)]
+    rules: RulesArgs,
+    #[command(flatten)]
+    architecture: ArchitectureArgs,
+    /// Batch sizes to time, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32,64,128,256")]
+    batch: Vec<usize>,
+    /// Seconds to time each batch size for (after one warm-up batch).
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Batch size of the training measurement (0: skip it).
+    #[arg(long, default_value_t = 256)]
+    train_batch: usize,
+    /// Training steps to time (after one warm-up step).
+    #[arg(long, default_value_t = 5)]
+    train_steps: usize,
+    /// Device: cpu, cuda, cuda:N, wgpu.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// Also run the largest batch on the CPU and fail if the outputs differ by a relative error
+    /// of 1e-3 or more (for GPU devices).
+    #[arg(long)]
+    check_cpu: bool,
+}
+
+/// Largest difference between two output arrays, relative to the largest magnitude in `reference`.
+fn relative_error(got: &[f32], reference: &[f32]) -> f32 {
+    let scale = reference.iter().fold(0.0f32, |m, x| m.max(x.abs())).max(1e-6);
+    got.iter().zip(reference).fold(0.0f32, |m, (a, b)| m.max((a - b).abs())) / scale
+}
+
+/// Runs the benchmark.
+pub fn run(args: NetArgs) -> Result<()> {
+    if args.batch.is_empty() || args.batch.contains(&0) {
+        bail!("--batch needs sizes of at least 1");
+    }
+    if args.seconds.is_nan() || args.seconds <= 0.0 {
+        bail!("--seconds must be positive");
+    }
+    let rules = Arc::new(args.rules.ruleset()?);
+    let config = args.architecture.config();
+    let device = parse_device(&args.device)?;
+    let start = CamelotState::new(rules.clone());
+    let codec = start.codec();
+    let grid = grid_of(&codec);
+    let network = Network::new(&config, grid, &device, 1).context("building the network")?;
+    let flops = forward_flops(&config, camelot_game::PLANES, grid) as f64;
+    println!(
+        "network {} on {} ({}x{} grid): {} weights, {:.1} MFLOP per position, device {}",
+        config.label(),
+        rules.name(),
+        grid.files,
+        grid.ranks,
+        network.num_params(),
+        flops / 1e6,
+        args.device
+    );
+
+    let max_batch = args.batch.iter().copied().max().unwrap_or(1).max(args.train_batch);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let states = random_game_states(&rules, max_batch, 200, |n| rng.random_range(0..n));
+    let per = planes_len(&codec);
+    let mut planes = vec![0.0f32; max_batch * per];
+    for (state, out) in states.iter().zip(planes.chunks_mut(per)) {
+        state.encode_planes(out);
+    }
+
+    if args.check_cpu {
+        let cpu = network.to_device(&parse_device("cpu")?);
+        let got = network.forward(&planes[..max_batch * per], max_batch)?;
+        let want = cpu.forward(&planes[..max_batch * per], max_batch)?;
+        let policy = relative_error(&got.policy_logits, &want.policy_logits);
+        let value = relative_error(&got.wdl, &want.wdl);
+        println!("check against cpu ({max_batch} positions): relative error policy {policy:.2e}, value {value:.2e}");
+        if policy.max(value) >= 1e-3 || !policy.is_finite() || !value.is_finite() {
+            bail!("{} and cpu disagree beyond 1e-3", args.device);
+        }
+    }
+
+    let mut best = (0.0f64, 0usize);
+    for &batch in &args.batch {
+        let input = &planes[..batch * per];
+        network.forward(input, batch)?;
+        let started = Instant::now();
+        let mut batches = 0u64;
+        while started.elapsed().as_secs_f64() < args.seconds {
+            network.forward(input, batch)?;
+            batches += 1;
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        let positions = (batches * batch as u64) as f64 / seconds;
+        let gflops = positions * flops / 1e9;
+        println!(
+            "batch {batch}: {positions:.0} positions/s, {:.2} ms per batch, {gflops:.1} GFLOP/s",
+            1e3 * seconds / batches as f64
+        );
+        if gflops > best.0 {
+            best = (gflops, batch);
+        }
+    }
+
+    if args.train_batch > 0 && args.train_steps > 0 {
+        let samples: Vec<TrainingSample> = states[..args.train_batch]
+            .iter()
+            .zip(planes.chunks(per))
+            .map(|(state, planes)| {
+                let mut legal = Vec::new();
+                state.legal_actions(&mut legal);
+                let policy = vec![1.0 / legal.len() as f32; legal.len()];
+                TrainingSample {
+                    planes: planes.to_vec(),
+                    legal,
+                    policy,
+                    wdl: [0.3, 0.4, 0.3],
+                    material: 0.0,
+                    plies_left: 0.5,
+                }
+            })
+            .collect();
+        let batch: Vec<&TrainingSample> = samples.iter().collect();
+        let mut trainer = Trainer::new(&network, codec, TrainConfig::default())?;
+        trainer.train_step(&batch, &mut rng)?;
+        let started = Instant::now();
+        for _ in 0..args.train_steps {
+            trainer.train_step(&batch, &mut rng)?;
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        let positions = (args.train_steps * args.train_batch) as f64 / seconds;
+        // A training step costs about three forward passes (forward, and backward for inputs
+        // and for weights).
+        println!(
+            "training (batch {}): {positions:.0} positions/s, {:.0} ms per step, {:.1} GFLOP/s",
+            args.train_batch,
+            1e3 * seconds / args.train_steps as f64,
+            3.0 * positions * flops / 1e9
+        );
+    }
+    println!("best: {:.1} GFLOP/s at batch {}", best.0, best.1);
+    Ok(())
+}
