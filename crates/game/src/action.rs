@@ -31,6 +31,33 @@ pub struct ActionCodec {
 /// The direction with the same file delta and the opposite rank delta (north <-> south).
 const FLIP_VERTICAL: [u8; 8] = [4, 3, 2, 1, 0, 7, 6, 5];
 
+/// Largest grid offset of a leg: a leap of two ranks and two files.
+const MAX_OFFSET: isize = 2 * 16 + 2;
+
+/// Marks a grid offset that is no leg.
+const NO_LEG: u8 = u8::MAX;
+
+/// `LEG_CODES[mover][offset + MAX_OFFSET]`: `direction * 2 + (distance - 1)` of the leg with
+/// that grid offset, the direction as `mover` sees it.
+const LEG_CODES: [[u8; 2 * MAX_OFFSET as usize + 1]; 2] = {
+    let mut codes = [[NO_LEG; 2 * MAX_OFFSET as usize + 1]; 2];
+    let mut direction = 0;
+    while direction < 8 {
+        let (df, dr) = DIRECTION_DELTAS[direction];
+        let mut distance = 1;
+        while distance <= 2 {
+            let offset = distance * (dr as isize * 16 + df as isize);
+            let index = (offset + MAX_OFFSET) as usize;
+            let flipped = FLIP_VERTICAL[direction] as usize;
+            codes[0][index] = (direction * 2 + distance as usize - 1) as u8;
+            codes[1][index] = (flipped * 2 + distance as usize - 1) as u8;
+            distance += 1;
+        }
+        direction += 1;
+    }
+    codes
+};
+
 impl ActionCodec {
     /// The codec for `board`'s bounding grid.
     pub fn new(board: &Board) -> ActionCodec {
@@ -63,6 +90,7 @@ impl ActionCodec {
     }
 
     /// The cell of `sq` in `mover`'s view.
+    #[inline]
     pub fn cell(&self, sq: Square, mover: Color) -> u32 {
         let rank = match mover {
             Color::White => sq.rank(),
@@ -83,20 +111,14 @@ impl ActionCodec {
     }
 
     /// The action of a leg played by `mover`.
+    #[inline]
     pub fn encode_leg(&self, leg: Leg, mover: Color) -> u32 {
-        let df = leg.to.file() as i8 - leg.from.file() as i8;
-        let dr = leg.to.rank() as i8 - leg.from.rank() as i8;
-        let distance = df.abs().max(dr.abs());
-        debug_assert!(distance == 1 || distance == 2, "a leg is a step or a leap");
-        // Direction index by (file delta, rank delta) of the unit step, each in -1..=1.
-        const BY_DELTA: [[u8; 3]; 3] = [[5, 6, 7], [4, 8, 0], [3, 2, 1]];
-        let direction = BY_DELTA[(df / distance + 1) as usize][(dr / distance + 1) as usize];
-        debug_assert!(direction < 8, "a leg moves");
-        let direction = match mover {
-            Color::White => direction,
-            Color::Black => FLIP_VERTICAL[direction as usize],
-        };
-        self.cell(leg.from, mover) * 16 + direction as u32 * 2 + (distance as u32 - 1)
+        // A leg's grid offset (rank * 16 + file, from -34 to 34) names its direction and
+        // distance; the search encodes every leg of every turn it builds, so a table lookup.
+        let offset = leg.to.index() as isize - leg.from.index() as isize;
+        let code = LEG_CODES[mover.index()][(offset + MAX_OFFSET) as usize];
+        debug_assert!(code != NO_LEG, "a leg is a step or a leap");
+        self.cell(leg.from, mover) * 16 + code as u32
     }
 
     /// What action `action` means for `mover`, or `None` outside the action space.

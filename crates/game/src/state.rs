@@ -2,7 +2,7 @@
 
 use crate::action::{ActionCodec, Decision};
 use camelot_rules::{
-    Bitboard, Color, FlatPaths, Game, LegTrie, Move, MoveKind, Outcome, Path, Position, Ruleset, Square,
+    Bitboard, Color, Game, LegTrie, Move, MoveKind, Outcome, Path, Position, Ruleset, Square, TrieScratch,
 };
 use camelot_search::{Game as SearchGame, Outcome as SearchOutcome, Player};
 use std::sync::Arc;
@@ -15,15 +15,14 @@ struct History {
 }
 
 thread_local! {
-    static SCRATCH: std::cell::RefCell<(Vec<Move>, FlatPaths)> = std::cell::RefCell::new((Vec::new(), FlatPaths::default()));
+    static SCRATCH: std::cell::RefCell<TrieScratch> = std::cell::RefCell::new(TrieScratch::new());
 }
 
 /// Everything about the position at the start of a turn, shared by every state inside it.
 #[derive(Debug)]
 struct Turn {
     position: Position,
-    /// Number of legal moves (the trie's `complete` indices run below it).
-    moves: usize,
+    /// The turn's legal moves as a trie of legs (its `complete` indices number the moves).
     trie: LegTrie,
     outcome: Option<Outcome>,
     history: Arc<History>,
@@ -35,24 +34,18 @@ impl Turn {
         let previous = if position.no_progress_plies() == 0 { None } else { previous };
         let history = Arc::new(History { hash: position.hash(), previous });
         let mut outcome = rules.static_outcome(&position);
-        // The move list and paths are scratch, reused by the thread: a search builds a turn
-        // at nearly every expansion.
-        SCRATCH.with_borrow_mut(|(moves, paths)| {
-            moves.clear();
-            paths.clear();
-            if outcome.is_none() {
-                rules.legal_moves_and_paths(&position, moves, paths);
-                outcome = rules.outcome(&position, !moves.is_empty(), occurrences(&history, &position));
-                if outcome.is_some() {
-                    moves.clear();
-                    paths.clear();
-                }
+        let mut trie = LegTrie::empty();
+        if outcome.is_none() {
+            // The trie is built straight from move generation with the thread's scratch
+            // buffers: a search builds a turn at nearly every expansion. The moves themselves
+            // are not kept: a completed path names its move (see `move_at`).
+            trie = SCRATCH.with_borrow_mut(|scratch| rules.leg_trie(&position, scratch));
+            outcome = rules.outcome(&position, trie.moves() > 0, occurrences(&history, &position));
+            if outcome.is_some() {
+                trie = LegTrie::empty();
             }
-            let trie = LegTrie::from_paths(paths);
-            // The moves themselves are not kept: a completed path names its move (see
-            // `move_at`), and every search node holds a turn, so turns are kept small.
-            Turn { position, moves: moves.len(), trie, outcome, history }
-        })
+        }
+        Turn { position, trie, outcome, history }
     }
 
     /// The move that ends at trie node `node`: its origin, landing and the pieces its jump
@@ -83,7 +76,7 @@ impl Turn {
 
     /// Trie nodes where moves end, by move index.
     fn move_nodes(&self) -> Vec<u32> {
-        let mut nodes = vec![0; self.moves];
+        let mut nodes = vec![0; self.trie.moves()];
         for n in 0..self.trie.len() as u32 {
             if let Some(i) = self.trie.complete(n) {
                 nodes[i as usize] = n;
@@ -297,7 +290,10 @@ impl SearchGame for CamelotState {
     fn legal_actions(&self, out: &mut Vec<u32>) {
         let mover = self.turn.position.turn();
         let trie = &self.turn.trie;
-        out.extend(trie.children(self.node).map(|(leg, _)| self.codec.encode_leg(leg, mover)));
+        out.reserve(128);
+        for (leg, _) in trie.children(self.node) {
+            out.push(self.codec.encode_leg(leg, mover));
+        }
         if trie.can_stop(self.node) {
             out.push(self.codec.stop());
         }

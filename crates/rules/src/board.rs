@@ -24,10 +24,6 @@ pub struct Board {
     /// neighbour `m` lands on `2m - sq` in grid indices (off the board when that leaves it: the
     /// spare grid files absorb sideways overflow).
     pub(crate) neighbors: Box<[Bitboard; 256]>,
-    /// `leaps_by_name[sq]`: the (square leapt over, landing) pairs of `sq`, sorted by the
-    /// landing's name (`E1` < `E10` < `E2`), ended by a `NO_SQUARE` landing. A breadth-first
-    /// search that follows them in this order meets paths in written order (RULES.md 8).
-    pub(crate) leaps_by_name: Box<[[(u8, u8); 9]; 256]>,
 }
 
 impl Board {
@@ -73,14 +69,7 @@ impl Board {
                 }
             }
         }
-        let mut leaps_by_name = Box::new([[(NO_SQUARE, NO_SQUARE); 9]; 256]);
-        for sq in 0..256 {
-            let mut pairs: Vec<(u8, u8)> =
-                (0..8).filter(|&d| leap[sq][d] != NO_SQUARE).map(|d| (step[sq][d], leap[sq][d])).collect();
-            pairs.sort_by_key(|&(_, t)| Square::from_index(t as usize).name_order());
-            leaps_by_name[sq][..pairs.len()].copy_from_slice(&pairs);
-        }
-        Board { name, files, ranks, squares, castles, step, leap, neighbors, leaps_by_name }
+        Board { name, files, ranks, squares, castles, step, leap, neighbors }
     }
 
     /// The standard Camelot board: 160 squares, files A-L, ranks 1-16.

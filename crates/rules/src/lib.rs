@@ -22,6 +22,7 @@ mod record;
 mod ruleset;
 mod square;
 mod trie;
+mod trie_build;
 
 pub use bitboard::{Bitboard, Squares};
 pub use board::Board;
@@ -36,3 +37,4 @@ pub use record::Record;
 pub use ruleset::{ChargeRule, Flags, Ruleset, FLAG_NAMES, VARIANT_NAMES};
 pub use square::{Color, Piece, Role, Square, DIRECTIONS, DIRECTION_DELTAS, GRID};
 pub use trie::{Children, Leg, LegTrie};
+pub use trie_build::TrieScratch;

@@ -57,7 +57,7 @@ pub(crate) struct Context<'a> {
     pub(crate) rules: &'a Ruleset,
     step: &'a [[u8; 8]; 256],
     leap: &'a [[u8; 8]; 256],
-    neighbors: &'a [Bitboard; 256],
+    pub(crate) neighbors: &'a [Bitboard; 256],
     pub(crate) us: Color,
     pub(crate) mine: Bitboard,
     pub(crate) theirs: Bitboard,
@@ -380,12 +380,24 @@ impl Ruleset {
 
     /// Plain steps and castle moves.
     pub(crate) fn push_steps(&self, cx: &Context<'_>, ob: &Obligations, pos: &Position, out: &mut Vec<Move>) {
+        self.for_each_step(cx, ob, pos, |from, to, kind| out.push(Move { captures: Bitboard::EMPTY, from, to, kind }));
+    }
+
+    /// Calls `visit(from, to, kind)` for every plain step and castle move, steps by direction
+    /// then landing, castle moves last.
+    #[inline]
+    pub(crate) fn for_each_step(
+        &self,
+        cx: &Context<'_>,
+        ob: &Obligations,
+        pos: &Position,
+        mut visit: impl FnMut(Square, Square, MoveKind),
+    ) {
         let movable = ob.movers & !cx.opp_castle;
         let step_targets = cx.empty & !cx.own_castle;
         crate::for_each_direction!(D => {
             for to in movable.shift(D) & step_targets {
-                let from = Square::from_index((to.index() as i32 - D) as usize);
-                out.push(Move { captures: Bitboard::EMPTY, from, to, kind: MoveKind::Step });
+                visit(Square::from_index((to.index() as i32 - D) as usize), to, MoveKind::Step);
             }
         });
         let in_opp_castle = ob.movers & cx.opp_castle;
@@ -394,7 +406,7 @@ impl Ruleset {
             if self.flags().max_castle_moves.is_none_or(|max| used < max) {
                 for from in in_opp_castle {
                     for to in cx.opp_castle & cx.empty {
-                        out.push(Move { captures: Bitboard::EMPTY, from, to, kind: MoveKind::CastleMove });
+                        visit(from, to, MoveKind::CastleMove);
                     }
                 }
             }

@@ -92,7 +92,7 @@ impl FlatPaths {
 }
 
 /// Orders candidate paths: fewest legs, then smallest written string.
-fn path_order(a: &Path, b: &Path) -> Ordering {
+pub(crate) fn path_order(a: &Path, b: &Path) -> Ordering {
     a.legs().cmp(&b.legs()).then_with(|| a.to_string().cmp(&b.to_string()))
 }
 
@@ -100,14 +100,28 @@ fn path_order(a: &Path, b: &Path) -> Ordering {
 /// the fewest-legs, smallest-string path. Built breadth-first with each layer kept in path
 /// order, so a square's first discoverer is its best parent (paths of equal length compare by
 /// their parent's path first, then by the last square's name).
+#[derive(Clone)]
 pub(crate) struct CanterTree {
-    origin: Square,
-    parent: [u8; 256],
+    pub(crate) origin: Square,
+    /// Parent of each reached square (entries of other squares are stale).
+    pub(crate) parent: [u8; 256],
     /// Every square the tree reaches (the origin excluded).
-    reached: Bitboard,
+    pub(crate) reached: Bitboard,
+    /// The origin, then the reached squares in path order (breadth-first queue).
+    queue: [u8; 256],
 }
 
 impl CanterTree {
+    /// An empty tree, to be filled by [`Context::fill_canter_tree`].
+    pub(crate) fn new() -> CanterTree {
+        CanterTree {
+            origin: Square::from_index(0),
+            parent: [NO_SQUARE; 256],
+            reached: Bitboard::EMPTY,
+            queue: [0; 256],
+        }
+    }
+
     /// The canonical path from the origin to `target`, if the canter reaches it.
     pub(crate) fn path_to(&self, target: Square) -> Option<Vec<Square>> {
         let mut path = Vec::new();
@@ -117,16 +131,14 @@ impl CanterTree {
     /// Appends the canonical path from the origin to `target` to `out`; false (and `out`
     /// unchanged) if the canter does not reach it.
     pub(crate) fn path_into(&self, target: Square, out: &mut Vec<Square>) -> bool {
+        if target != self.origin && !self.reached.contains(target) {
+            return false;
+        }
         let start = out.len();
         let mut at = target;
         out.push(at);
         while at != self.origin {
-            let p = self.parent[at.index()];
-            if p == NO_SQUARE {
-                out.truncate(start);
-                return false;
-            }
-            at = Square::from_index(p as usize);
+            at = Square::from_index(self.parent[at.index()] as usize);
             out.push(at);
         }
         out[start..].reverse();
@@ -143,56 +155,97 @@ impl Context<'_> {
         friends: Bitboard,
         landing_ok: Bitboard,
         expand_ok: Bitboard,
-    ) -> CanterTree {
-        let board = self.rules.board();
+    ) -> Box<CanterTree> {
+        let mut tree = Box::new(CanterTree::new());
+        self.fill_canter_tree(&mut tree, origin, friends, landing_ok, expand_ok);
+        tree
+    }
+
+    /// Fills `tree` (reused, so that the hot path neither allocates nor clears 256-entry
+    /// tables) with the canter tree from `origin`: see [`Context::canter_tree`].
+    pub(crate) fn fill_canter_tree(
+        &self,
+        tree: &mut CanterTree,
+        origin: Square,
+        friends: Bitboard,
+        landing_ok: Bitboard,
+        expand_ok: Bitboard,
+    ) {
         let mut open = landing_ok & !Bitboard::from_square(origin);
-        let mut parent = [NO_SQUARE; 256];
         // The queue holds each layer in path order: parents leave it in path order and append
         // their children in name order, so a square's first discoverer is its best parent.
-        let mut queue = [0u8; 256];
+        let queue = &mut tree.queue;
+        let parent = &mut tree.parent;
         queue[0] = origin.index() as u8;
         let (mut head, mut tail) = (0usize, 1usize);
         while head < tail {
             let s = queue[head] as usize;
             head += 1;
-            if s != origin.index() && !expand_ok.contains(Square::from_index(s)) {
+            if head > 1 && !expand_ok.contains(Square::from_index(s)) {
                 continue;
             }
-            for &(mid, t) in &board.leaps_by_name[s] {
-                if t == NO_SQUARE {
-                    break;
-                }
-                let t_sq = Square::from_index(t as usize);
-                if open.contains(t_sq) && friends.contains(Square::from_index(mid as usize)) {
-                    open.remove(t_sq);
-                    parent[t as usize] = s as u8;
-                    queue[tail] = t;
-                    tail += 1;
+            // Every open landing beyond a friendly neighbour, then in name order.
+            let mut found = [0u8; 8];
+            let mut n = 0;
+            for mid in self.neighbors[s] & friends {
+                if let Some(t) = crate::movegen::beyond(s, mid) {
+                    if open.contains(t) {
+                        open.remove(t);
+                        found[n] = t.index() as u8;
+                        n += 1;
+                    }
                 }
             }
+            let found = &mut found[..n];
+            if n > 1 {
+                found.sort_unstable_by_key(|&t| Square::from_index(t as usize).name_order());
+            }
+            for &t in found.iter() {
+                parent[t as usize] = s as u8;
+                queue[tail] = t;
+                tail += 1;
+            }
         }
-        CanterTree { origin, parent, reached: landing_ok & !Bitboard::from_square(origin) & !open }
+        tree.origin = origin;
+        tree.reached = landing_ok & !Bitboard::from_square(origin) & !open;
+    }
+
+    /// The friends, landings and continuations of a charge's canter legs by the knight on
+    /// `origin`, whose hot landings are `hot` (RULES.md 5.C and the charge flags).
+    pub(crate) fn charge_limits(&self, origin: Square, hot: Bitboard) -> (Bitboard, Bitboard, Bitboard) {
+        let flags = self.rules.flags();
+        let friends = self.mine & !Bitboard::from_square(origin);
+        let mut landing = self.empty | Bitboard::from_square(origin);
+        if !flags.charge_may_enter_own_castle_if_capturing {
+            landing &= !self.own_castle;
+        }
+        let mut expand = !self.opp_castle;
+        if flags.charge_rule == ChargeRule::Immediate {
+            expand &= !hot;
+        }
+        (friends, landing, expand)
+    }
+
+    /// The friends, landings and continuations of the quiet canters of the piece on `origin`
+    /// (a knight's `hot` landings handled as RULES.md 5.C says; men pass no hot squares).
+    pub(crate) fn quiet_limits(&self, origin: Square, hot: Bitboard) -> (Bitboard, Bitboard, Bitboard) {
+        let friends = self.mine & !Bitboard::from_square(origin);
+        let landing = (self.empty | Bitboard::from_square(origin)) & !self.own_castle;
+        let expand = !self.opp_castle;
+        match self.rules.flags().charge_rule {
+            ChargeRule::Later => (friends, landing & !hot, expand),
+            ChargeRule::Immediate => (friends, landing, expand & !hot),
+            ChargeRule::Final => (friends, landing, expand),
+        }
     }
 
     /// The tree of quiet canters of the piece on `origin` (RULES.md 5.C for knights) and the
     /// squares where such a canter may end (under `immediate` and `final` the tree also holds
     /// landings next to a capture, which a quiet canter may not stop on).
-    fn quiet_canter_tree(&self, origin: Square) -> (CanterTree, Bitboard) {
-        let friends = self.mine & !Bitboard::from_square(origin);
-        let empty = self.empty | Bitboard::from_square(origin);
-        let landing = empty & !self.own_castle;
-        let expand = !self.opp_castle;
-        if !self.knights.contains(origin) {
-            let tree = self.canter_tree(origin, friends, landing, expand);
-            let dests = tree.reached;
-            return (tree, dests);
-        }
-        let hot = self.hot_for(origin);
-        let tree = match self.rules.flags().charge_rule {
-            ChargeRule::Later => self.canter_tree(origin, friends, landing & !hot, expand),
-            ChargeRule::Immediate => self.canter_tree(origin, friends, landing, expand & !hot),
-            ChargeRule::Final => self.canter_tree(origin, friends, landing, expand),
-        };
+    fn quiet_canter_tree(&self, origin: Square) -> (Box<CanterTree>, Bitboard) {
+        let hot = if self.knights.contains(origin) { self.hot_for(origin) } else { Bitboard::EMPTY };
+        let (friends, landing, expand) = self.quiet_limits(origin, hot);
+        let tree = self.canter_tree(origin, friends, landing, expand);
         let dests = tree.reached & !hot;
         (tree, dests)
     }
@@ -211,20 +264,11 @@ impl Context<'_> {
             self.jumps(origin, self.theirs, empty, &mut buf, 0, &mut |to, c, j| emit(&[origin], to, c, j));
         }
         if self.knights.contains(origin) {
-            let flags = self.rules.flags();
             let (starts, _) = self.knight_canters(origin, false);
             if starts.is_empty() {
                 return;
             }
-            let friends = self.mine & !Bitboard::from_square(origin);
-            let mut landing = empty;
-            if !flags.charge_may_enter_own_castle_if_capturing {
-                landing &= !self.own_castle;
-            }
-            let mut expand = !self.opp_castle;
-            if flags.charge_rule == ChargeRule::Immediate {
-                expand &= !self.hot_for(origin);
-            }
+            let (friends, landing, expand) = self.charge_limits(origin, self.hot_for(origin));
             let tree = self.canter_tree(origin, friends, landing, expand);
             for start in starts {
                 if let Some(prefix) = tree.path_to(start) {

@@ -23,21 +23,34 @@ pub struct Leg {
     pub jump: bool,
 }
 
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    leg: Leg,
-    parent: u32,
-    first_child: u32,
-    next_sibling: u32,
-    complete: u32,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Node {
+    pub(crate) leg: Leg,
+    pub(crate) parent: u32,
+    pub(crate) first_child: u32,
+    pub(crate) next_sibling: u32,
+    pub(crate) complete: u32,
+}
+
+impl Node {
+    /// The root: no leg made yet.
+    pub(crate) const ROOT: Node = Node {
+        leg: Leg { from: Square::from_index(0), to: Square::from_index(0), jump: false },
+        parent: NONE,
+        first_child: NONE,
+        next_sibling: NONE,
+        complete: NONE,
+    };
 }
 
 /// The legal moves of one turn as a trie of legs; node 0 is the root (no leg made yet).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LegTrie {
-    nodes: Vec<Node>,
+    pub(crate) nodes: Vec<Node>,
+    /// Number of moves (nodes with a `complete` index).
+    pub(crate) moves: u32,
 }
 
 /// Iterator over a node's children: each leg and the node it leads to.
@@ -117,17 +130,15 @@ impl LegTrie {
         trie
     }
 
+    /// The trie of no move at all (a finished game's turn).
+    pub fn empty() -> LegTrie {
+        LegTrie::with_root(0)
+    }
+
     fn with_root(moves: usize) -> LegTrie {
         let mut nodes = Vec::with_capacity(moves * 2 + 1);
-        let origin = Square::from_index(0);
-        nodes.push(Node {
-            leg: Leg { from: origin, to: origin, jump: false },
-            parent: NONE,
-            first_child: NONE,
-            next_sibling: NONE,
-            complete: NONE,
-        });
-        LegTrie { nodes }
+        nodes.push(Node::ROOT);
+        LegTrie { nodes, moves: moves as u32 }
     }
 
     fn insert(&mut self, squares: &[Square], first_jump: usize, index: u32, build: &mut Build) {
@@ -213,6 +224,12 @@ impl LegTrie {
         }
         legs.reverse();
         legs
+    }
+
+    /// Number of legal moves: the nodes where a move ends, numbered `0..moves()`.
+    #[inline]
+    pub fn moves(&self) -> usize {
+        self.moves as usize
     }
 
     /// Number of nodes, the root included.

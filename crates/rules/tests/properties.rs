@@ -6,8 +6,8 @@
 //! is 64 unless `PROPTEST_CASES` says otherwise.
 
 use camelot_rules::{
-    random_playout, Bitboard, Color, EndReason, Game, LegTrie, Move, MoveKind, Outcome, Path, Piece, Position, Record,
-    Ruleset, Square, VARIANT_NAMES,
+    random_playout, Bitboard, Color, EndReason, FlatPaths, Game, LegTrie, Move, MoveKind, Outcome, Path, Piece,
+    Position, Record, Ruleset, Square, TrieScratch, VARIANT_NAMES,
 };
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -529,6 +529,24 @@ proptest! {
                 if i == 0 || i == last || rng.random_ratio(1, 4) {
                     check_trie(rules, pos)?;
                 }
+            }
+        }
+    }
+
+    /// The trie built straight from move generation (the search's) is the reference trie built
+    /// from the listed moves and their canonical paths: same nodes, order and move numbers.
+    #[test]
+    fn direct_leg_trie_is_the_reference_trie(seed in any::<u64>()) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut scratch = TrieScratch::new();
+        let (mut moves, mut paths) = (Vec::new(), FlatPaths::default());
+        for rules in rulesets() {
+            let game = random_game(rules, &mut rng, usize::MAX);
+            for pos in game.positions() {
+                rules.legal_moves_and_paths(pos, &mut moves, &mut paths);
+                let reference = LegTrie::from_paths(&paths);
+                prop_assert_eq!(reference.moves(), moves.len());
+                prop_assert!(rules.leg_trie(pos, &mut scratch) == reference, "at {}", rules.to_cpn(pos));
             }
         }
     }

@@ -1,0 +1,316 @@
+//! A turn's trie of legs built straight from move generation, the search's hot path: the same
+//! trie, node for node, as [`LegTrie::from_paths`] over [`Ruleset::legal_moves_and_paths`]
+//! (which stays the reference), without listing moves and paths first.
+//!
+//! Per piece, in the reference's order: its captures (one search gives each capture and its
+//! canonical path), then its quiet canters, whose part of the trie is the piece's canter tree
+//! itself (each tree square becomes a trie node the first time a destination's path passes
+//! it); then every step as a leaf under the root. A knight's charge tree and its quiet canter
+//! tree are one tree unless a hot landing makes them differ.
+
+use crate::bitboard::Bitboard;
+use crate::movegen::Context;
+use crate::notation::{path_order, CanterTree, FlatPaths, Path};
+use crate::position::Position;
+use crate::ruleset::{ChargeRule, Ruleset};
+use crate::square::Square;
+use crate::trie::{Leg, LegTrie, Node, NONE};
+use std::cmp::Ordering;
+
+/// Reusable buffers for [`Ruleset::leg_trie`]: with one per thread, building a trie allocates
+/// only the trie it returns.
+pub struct TrieScratch {
+    nodes: Vec<Node>,
+    last_child: Vec<u32>,
+    /// Trie node of each square of the canter tree being inserted, `NONE` elsewhere.
+    node_of: Box<[u32; 256]>,
+    chain: Vec<u8>,
+    tree: Box<CanterTree>,
+    quiet: Box<CanterTree>,
+    /// The current piece's captures; their paths are slices of `squares`.
+    captures: Vec<Capture>,
+    squares: Vec<Square>,
+    /// Origin and captured set of every capture so far that returns to its origin.
+    returning: Vec<(Square, Bitboard)>,
+    path: Vec<Square>,
+}
+
+impl Default for TrieScratch {
+    fn default() -> Self {
+        TrieScratch::new()
+    }
+}
+
+impl TrieScratch {
+    /// Empty buffers.
+    pub fn new() -> TrieScratch {
+        TrieScratch {
+            nodes: Vec::new(),
+            last_child: Vec::new(),
+            node_of: Box::new([NONE; 256]),
+            chain: Vec::new(),
+            tree: Box::new(CanterTree::new()),
+            quiet: Box::new(CanterTree::new()),
+            captures: Vec::new(),
+            squares: Vec::new(),
+            returning: Vec::new(),
+            path: Vec::new(),
+        }
+    }
+}
+
+/// One capture of the current piece: where it lands, what it takes, and its best path so far
+/// (`squares[start..start + len]`, jump legs from `first_jump`).
+struct Capture {
+    to: Square,
+    captured: Bitboard,
+    start: u32,
+    len: u32,
+    first_jump: u32,
+}
+
+/// The trie under construction.
+struct Out<'a> {
+    nodes: &'a mut Vec<Node>,
+    last_child: &'a mut Vec<u32>,
+    moves: u32,
+}
+
+impl Out<'_> {
+    /// Appends a child of `parent` (after its other children) reached by `leg`.
+    #[inline]
+    fn add(&mut self, parent: u32, leg: Leg) -> u32 {
+        let child = self.nodes.len() as u32;
+        self.nodes.push(Node { leg, parent, first_child: NONE, next_sibling: NONE, complete: NONE });
+        self.last_child.push(NONE);
+        match self.last_child[parent as usize] {
+            NONE => self.nodes[parent as usize].first_child = child,
+            last => self.nodes[last as usize].next_sibling = child,
+        }
+        self.last_child[parent as usize] = child;
+        child
+    }
+
+    /// Appends a root child for the current piece, whose first root child is `*first`.
+    #[inline]
+    fn add_under(&mut self, parent: u32, leg: Leg, first: &mut u32) -> u32 {
+        let child = self.add(parent, leg);
+        if parent == LegTrie::ROOT && *first == NONE {
+            *first = child;
+        }
+        child
+    }
+
+    /// Marks `node` as the end of the next move.
+    #[inline]
+    fn complete(&mut self, node: u32) {
+        self.nodes[node as usize].complete = self.moves;
+        self.moves += 1;
+    }
+
+    /// Inserts a path of the current piece, whose root children start at `*first` (`NONE`
+    /// before its first one): every root child after it belongs to the same piece.
+    fn insert(&mut self, squares: &[Square], first_jump: usize, first: &mut u32) {
+        let mut at = LegTrie::ROOT;
+        for i in 0..squares.len() - 1 {
+            let leg = Leg { from: squares[i], to: squares[i + 1], jump: i >= first_jump };
+            let mut c = if at == LegTrie::ROOT { *first } else { self.nodes[at as usize].first_child };
+            while c != NONE {
+                let l = self.nodes[c as usize].leg;
+                if l.from == leg.from && l.to == leg.to {
+                    break;
+                }
+                c = self.nodes[c as usize].next_sibling;
+            }
+            at = if c != NONE { c } else { self.add_under(at, leg, first) };
+        }
+        self.complete(at);
+    }
+
+    /// Inserts the canter paths of `tree` to `dests`, in square order, for a piece with no
+    /// other path inserted yet: a tree square gets its trie node when the first path passes it.
+    fn insert_tree(
+        &mut self,
+        tree: &CanterTree,
+        dests: Bitboard,
+        node_of: &mut [u32; 256],
+        chain: &mut Vec<u8>,
+        first: &mut u32,
+    ) {
+        let origin = tree.origin.index();
+        for d in dests {
+            chain.clear();
+            let mut s = d.index();
+            let mut at = LegTrie::ROOT;
+            while s != origin {
+                if node_of[s] != NONE {
+                    at = node_of[s];
+                    break;
+                }
+                chain.push(s as u8);
+                s = tree.parent[s] as usize;
+            }
+            for &c in chain.iter().rev() {
+                let from = Square::from_index(tree.parent[c as usize] as usize);
+                let leg = Leg { from, to: Square::from_index(c as usize), jump: false };
+                at = self.add_under(at, leg, first);
+                node_of[c as usize] = at;
+            }
+            self.complete(at);
+        }
+        for s in tree.reached {
+            node_of[s.index()] = NONE;
+        }
+    }
+}
+
+impl Ruleset {
+    /// The trie of legs of every legal move in `pos` (RULES.md section 8), as
+    /// [`LegTrie::from_paths`] builds it from [`Ruleset::legal_moves_and_paths`] (same nodes,
+    /// same order, same move numbers), built without listing moves and paths first.
+    pub fn leg_trie(&self, pos: &Position, scratch: &mut TrieScratch) -> LegTrie {
+        match self.build_leg_trie(pos, scratch) {
+            Some(moves) => LegTrie { nodes: scratch.nodes.clone(), moves },
+            None => {
+                // Two pieces can make the same capture back to their origins: the reference's
+                // rule for that rare case is kept in one place.
+                let mut moves = Vec::new();
+                let mut paths = FlatPaths::default();
+                self.legal_moves_and_paths(pos, &mut moves, &mut paths);
+                LegTrie::from_paths(&paths)
+            }
+        }
+    }
+
+    /// Builds the trie into `s.nodes`; the number of moves, or `None` where two pieces share a
+    /// capture that returns to its origin.
+    fn build_leg_trie(&self, pos: &Position, s: &mut TrieScratch) -> Option<u32> {
+        let cx = Context::new(self, pos);
+        let ob = cx.obligations();
+        let flags = self.flags();
+        let same_landing = !flags.charge_may_enter_own_castle_if_capturing;
+        let movable = ob.movers & !cx.opp_castle;
+        let quiet = !ob.must_capture;
+        s.nodes.clear();
+        s.last_child.clear();
+        s.nodes.push(Node::ROOT);
+        s.last_child.push(NONE);
+        s.returning.clear();
+        let mut out = Out { nodes: &mut s.nodes, last_child: &mut s.last_child, moves: 0 };
+        let empty = cx.empty;
+        for origin in movable {
+            let can_jump = ob.jumpers.contains(origin);
+            let may_canter = cx.may_canter(origin);
+            let knight = cx.knights.contains(origin);
+            let hot = if knight && may_canter { cx.hot_for(origin) } else { Bitboard::EMPTY };
+            let mut starts = Bitboard::EMPTY;
+            if knight && may_canter {
+                let (friends, landing, expand) = cx.charge_limits(origin, hot);
+                cx.fill_canter_tree(&mut s.tree, origin, friends, landing, expand);
+                starts = s.tree.reached & hot;
+            }
+            let mut first = NONE;
+            if can_jump || starts.any() {
+                s.captures.clear();
+                s.squares.clear();
+                let mut shared = false;
+                let mut buf = [0u8; 32];
+                let around = empty | Bitboard::from_square(origin);
+                let mut record = |prefix: &[Square], to: Square, captured: Bitboard, jumps: &[u8]| {
+                    if to == origin {
+                        if s.returning.iter().any(|&(o, c)| o != origin && c == captured) {
+                            shared = true;
+                        }
+                        s.returning.push((origin, captured));
+                    }
+                    if ob.exit_castle && cx.own_castle.contains(to) {
+                        return;
+                    }
+                    let legs = prefix.len() - 1 + jumps.len();
+                    let found = s.captures.iter().position(|c| c.to == to && c.captured == captured);
+                    if let Some(i) = found {
+                        let c = &s.captures[i];
+                        let better = match legs.cmp(&(c.len as usize - 1)) {
+                            Ordering::Less => true,
+                            Ordering::Greater => false,
+                            Ordering::Equal => {
+                                let old = &s.squares[c.start as usize..(c.start + c.len) as usize];
+                                let old = Path { squares: old.to_vec(), first_jump: c.first_jump as usize };
+                                let new = Path { squares: joined(prefix, jumps), first_jump: prefix.len() - 1 };
+                                path_order(&new, &old) == Ordering::Less
+                            }
+                        };
+                        if !better {
+                            return;
+                        }
+                    }
+                    let start = s.squares.len() as u32;
+                    s.squares.extend_from_slice(prefix);
+                    s.squares.extend(jumps.iter().map(|&j| Square::from_index(j as usize)));
+                    let c = Capture { to, captured, start, len: legs as u32 + 1, first_jump: prefix.len() as u32 - 1 };
+                    match found {
+                        Some(i) => s.captures[i] = c,
+                        None => s.captures.push(c),
+                    }
+                };
+                if can_jump {
+                    cx.jumps(origin, cx.theirs, around, &mut buf, 0, &mut |to, c, j| record(&[origin], to, c, j));
+                }
+                for start in starts {
+                    s.path.clear();
+                    s.tree.path_into(start, &mut s.path);
+                    let prefix = &s.path;
+                    cx.jumps(start, cx.theirs, around, &mut buf, 0, &mut |to, c, j| record(prefix, to, c, j));
+                }
+                if shared {
+                    return None;
+                }
+                for c in &s.captures {
+                    let path = &s.squares[c.start as usize..(c.start + c.len) as usize];
+                    out.insert(path, c.first_jump as usize, &mut first);
+                }
+            }
+            if quiet && may_canter {
+                let shared_tree =
+                    knight && same_landing && (flags.charge_rule != ChargeRule::Later || starts.is_empty());
+                let tree: &CanterTree = if shared_tree {
+                    &s.tree
+                } else {
+                    let (friends, landing, expand) = cx.quiet_limits(origin, hot);
+                    let tree = if knight { &mut s.quiet } else { &mut s.tree };
+                    cx.fill_canter_tree(tree, origin, friends, landing, expand);
+                    tree
+                };
+                let mut dests = tree.reached & !hot;
+                if ob.exit_castle {
+                    dests &= !cx.own_castle;
+                }
+                if first == NONE {
+                    out.insert_tree(tree, dests, &mut s.node_of, &mut s.chain, &mut first);
+                } else {
+                    for to in dests {
+                        s.path.clear();
+                        tree.path_into(to, &mut s.path);
+                        out.insert(&s.path, s.path.len() - 1, &mut first);
+                    }
+                }
+            }
+        }
+        if quiet {
+            self.for_each_step(&cx, &ob, pos, |from, to, _| {
+                if !(ob.exit_castle && cx.own_castle.contains(to)) {
+                    let leaf = out.add(LegTrie::ROOT, Leg { from, to, jump: false });
+                    out.complete(leaf);
+                }
+            });
+        }
+        Some(out.moves)
+    }
+}
+
+/// A charge's canter prefix followed by its jump landings.
+fn joined(prefix: &[Square], jumps: &[u8]) -> Vec<Square> {
+    let mut squares = prefix.to_vec();
+    squares.extend(jumps.iter().map(|&j| Square::from_index(j as usize)));
+    squares
+}
