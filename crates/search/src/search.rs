@@ -85,6 +85,8 @@ pub struct Searcher {
     config: SearchConfig,
     evals: Evaluations,
     pending: Vec<(u32, u32)>,
+    /// Sum of each pending leaf's priors (checked before anything is applied).
+    prior_sums: Vec<f32>,
     legal: Vec<u32>,
     refs: Vec<usize>,
     sigma: Vec<f32>,
@@ -102,6 +104,7 @@ impl Searcher {
             config,
             evals: Evaluations::new(),
             pending: Vec::new(),
+            prior_sums: Vec::new(),
             legal: Vec::new(),
             refs: Vec::new(),
             sigma: Vec::new(),
@@ -318,7 +321,8 @@ impl Searcher {
     }
 
     /// Rejects evaluator output that cannot be used (before anything is applied).
-    fn check_evaluations(&self) -> Result<(), SearchError> {
+    fn check_evaluations(&mut self) -> Result<(), SearchError> {
+        self.prior_sums.clear();
         for index in 0..self.pending.len() {
             if self.evals.value(index).normalized().is_none() {
                 return Err(SearchError::InvalidEvaluation {
@@ -326,14 +330,17 @@ impl Searcher {
                     reason: "value has a negative or non-finite entry, or sums to zero",
                 });
             }
+            // The sum in order (as the priors are normalised with it), then a check of each
+            // prior that needs no branch per prior.
             let priors = self.evals.priors(index);
-            if priors.iter().any(|p| !p.is_finite() || *p < 0.0) {
+            let sum: f32 = priors.iter().sum();
+            if priors.iter().fold(false, |bad, p| bad | !(p.is_finite() & (*p >= 0.0))) {
                 return Err(SearchError::InvalidEvaluation { index, reason: "a prior is negative or not finite" });
             }
-            let sum: f32 = priors.iter().sum();
             if !(sum > 0.0 && sum.is_finite()) {
                 return Err(SearchError::InvalidEvaluation { index, reason: "priors sum to zero or overflow" });
             }
+            self.prior_sums.push(sum);
         }
         Ok(())
     }
@@ -343,7 +350,7 @@ impl Searcher {
         let value = self.evals.value(i).normalized().unwrap_or(Wdl::DRAW);
         let legal = self.evals.legal_actions(i);
         let priors = self.evals.priors(i);
-        let inv = 1.0 / priors.iter().sum::<f32>();
+        let inv = 1.0 / self.prior_sums[i];
         let player = t.nodes[node as usize].player;
         let first = t.nodes.len() as u32;
         t.nodes.extend(legal.iter().zip(priors).map(|(&a, &p)| Node::child(node, a, p * inv, player)));
@@ -537,22 +544,27 @@ fn puct_select(parent: &Node, children: &[Node], cfg: &SearchConfig) -> usize {
     let mut best = usize::MAX;
     let mut best_score = f32::NEG_INFINITY;
     for (i, c) in children.iter().enumerate() {
-        if cfg.solver {
-            match c.proof {
-                Proof::Win => return i,
-                Proof::Loss => continue,
-                _ => {}
-            }
-        }
         let n = c.visits + c.in_flight;
-        let q = if cfg.solver && c.proof == Proof::Draw {
-            0.0
-        } else if n == 0 {
-            fpu
+        let score = if n == 0 && c.proof == Proof::Unknown {
+            // Unvisited (most children): first-play urgency, and `x / 1 == x`.
+            fpu + cfg.c_puct * c.prior * sqrt_n
         } else {
-            ((c.value_sum - vl * c.in_flight as f64) / n as f64) as f32
+            if cfg.solver {
+                match c.proof {
+                    Proof::Win => return i,
+                    Proof::Loss => continue,
+                    _ => {}
+                }
+            }
+            let q = if cfg.solver && c.proof == Proof::Draw {
+                0.0
+            } else if n == 0 {
+                fpu
+            } else {
+                ((c.value_sum - vl * c.in_flight as f64) / n as f64) as f32
+            };
+            q + cfg.c_puct * c.prior * sqrt_n / (1 + n) as f32
         };
-        let score = q + cfg.c_puct * c.prior * sqrt_n / (1 + n) as f32;
         if best == usize::MAX || score > best_score {
             best = i;
             best_score = score;
