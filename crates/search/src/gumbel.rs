@@ -2,7 +2,7 @@
 //! Gumbel") as small functions, after mctx: the sequential-halving visit schedule, the
 //! completed-Q transform, and the deterministic interior selection.
 
-use crate::tree::{Node, Proof};
+use crate::tree::{Proof, Stats};
 
 /// Smallest logit used for a zero prior, so that scores stay finite.
 pub(crate) const MIN_LOGIT: f32 = -1.0e9;
@@ -46,7 +46,7 @@ pub(crate) fn considered_visit_sequence(m: u32, sims: u32, out: &mut Vec<u32>) {
 /// paper's `c_scale = 1` that rescaling would make every node's improved policy one-hot on
 /// its best child after a single visit, whatever the size of the gap.
 pub(crate) fn completed_q(
-    children: &[Node],
+    children: &[Stats],
     raw_value: f32,
     c_visit: f32,
     c_scale: f32,
@@ -54,7 +54,7 @@ pub(crate) fn completed_q(
     out: &mut Vec<f32>,
 ) {
     out.clear();
-    let q_of = |c: &Node| -> f64 {
+    let q_of = |c: &Stats| -> f64 {
         if solver && c.proof != Proof::Unknown {
             c.proof.wdl().value() as f64
         } else {
@@ -99,7 +99,7 @@ pub(crate) fn logit(prior: f32) -> f32 {
 
 /// Softmax of `logit(prior) + sigma[i]` over `children`, into `out` (over `sigma` in place
 /// would do, but the caller still needs `sigma` at the root).
-pub(crate) fn improved_policy(children: &[Node], sigma: &[f32], out: &mut Vec<f32>) {
+pub(crate) fn improved_policy(children: &[Stats], sigma: &[f32], out: &mut Vec<f32>) {
     out.clear();
     let mut max = f32::NEG_INFINITY;
     for (c, s) in children.iter().zip(sigma) {
@@ -124,7 +124,7 @@ pub(crate) fn improved_policy(children: &[Node], sigma: &[f32], out: &mut Vec<f3
 /// descents count as visits so that batched descents spread out. Proven losses are skipped
 /// and a proven win is taken at once when `solver` is on.
 pub(crate) fn interior_select(
-    children: &[Node],
+    children: &[Stats],
     raw_value: f32,
     c_visit: f32,
     c_scale: f32,
@@ -162,7 +162,7 @@ pub(crate) fn interior_select(
 }
 
 /// Index of the child with the most completed visits (first on ties).
-pub(crate) fn most_visited(children: &[Node]) -> usize {
+pub(crate) fn most_visited(children: &[Stats]) -> usize {
     let mut best = 0;
     for (i, c) in children.iter().enumerate() {
         if c.visits > children[best].visits {
@@ -198,8 +198,8 @@ mod tests {
         assert_eq!(seq(1, 16), (0..16).collect::<Vec<_>>());
     }
 
-    fn child(prior: f32, visits: u32, q: f64) -> Node {
-        let mut n = Node::child(0, 0, prior, crate::Player::First);
+    fn child(prior: f32, visits: u32, q: f64) -> Stats {
+        let mut n = Stats::new(prior);
         n.visits = visits;
         n.value_sum = q * visits as f64;
         n

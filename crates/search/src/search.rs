@@ -8,7 +8,7 @@ use crate::eval::{Evaluations, Evaluator, Wdl};
 use crate::game::{Game, Outcome, Player};
 use crate::gumbel;
 use crate::noise;
-use crate::tree::{Kind, Node, Proof, Tree};
+use crate::tree::{Kind, Node, Proof, Stats, Tree};
 use crate::SearchError;
 
 /// What one search produced for one root.
@@ -152,7 +152,7 @@ impl Searcher {
         results: &mut Vec<SearchResult>,
     ) -> Result<(), SearchError> {
         for (i, t) in trees.iter().enumerate() {
-            if t.nodes[0].kind == Kind::Terminal {
+            if t.stats[0].kind == Kind::Terminal {
                 return Err(SearchError::TerminalRoot { tree: i });
             }
         }
@@ -160,7 +160,7 @@ impl Searcher {
             t.search.sims_started = 0;
             t.search.sims_done = 0;
             t.search.gumbel_ready = false;
-            if t.nodes[0].kind == Kind::Expanded {
+            if t.stats[0].kind == Kind::Expanded {
                 self.prepare_root(t);
             }
         }
@@ -209,7 +209,7 @@ impl Searcher {
     fn gather<G: Game>(&mut self, ti: usize, t: &mut Tree<G>) -> Result<(), SearchError> {
         let mut leaves = 0;
         while leaves < self.config.leaves_per_tree {
-            let root_ready = t.nodes[0].kind == Kind::Expanded;
+            let root_ready = t.stats[0].kind == Kind::Expanded;
             if root_ready && t.search.sims_started >= self.config.simulations {
                 break;
             }
@@ -226,7 +226,7 @@ impl Searcher {
                 }
                 Descent::Done(node, wdl, persp) => {
                     t.search.sims_started += 1;
-                    backup(&mut t.nodes, node, wdl, persp);
+                    backup(&mut t.nodes, &mut t.stats, node, wdl, persp);
                     t.search.sims_done += 1;
                 }
                 Descent::Collision(node) => {
@@ -259,45 +259,47 @@ impl Searcher {
     fn descend<G: Game>(&mut self, t: &mut Tree<G>) -> Descent {
         let cfg = &self.config;
         let mut node = 0u32;
-        t.nodes[0].in_flight += 1;
+        t.stats[0].in_flight += 1;
         loop {
-            let n = t.nodes[node as usize];
-            match n.kind {
-                Kind::Terminal => return Descent::Done(node, n.proof.wdl(), n.chooser),
+            let st = t.stats[node as usize];
+            match st.kind {
+                Kind::Terminal => return Descent::Done(node, st.proof.wdl(), t.nodes[node as usize].chooser),
                 Kind::Pending => return Descent::Collision(node),
                 Kind::Leaf => {
-                    t.nodes[node as usize].kind = Kind::Pending;
+                    t.stats[node as usize].kind = Kind::Pending;
                     return Descent::Leaf(node);
                 }
                 Kind::Fresh => {
+                    let n = t.nodes[node as usize];
                     let parent_state = t.nodes[n.parent as usize].state as usize;
                     let mut state = t.states[parent_state].clone();
                     state.apply(n.action);
                     if let Some(outcome) = state.terminal() {
                         let proof = Proof::from_outcome(outcome, n.chooser);
-                        let nd = &mut t.nodes[node as usize];
-                        nd.kind = Kind::Terminal;
-                        nd.proof = proof;
+                        t.stats[node as usize].kind = Kind::Terminal;
+                        t.stats[node as usize].proof = proof;
                         if cfg.solver {
-                            propagate_proof(&mut t.nodes, n.parent);
+                            propagate_proof(&t.nodes, &mut t.stats, n.parent);
                         }
                         return Descent::Done(node, proof.wdl(), n.chooser);
                     }
                     let nd = &mut t.nodes[node as usize];
                     nd.player = state.to_move();
+                    t.stats[node as usize].same_player = nd.player == nd.chooser;
                     nd.state = t.states.len() as u32;
-                    nd.kind = Kind::Pending;
+                    t.stats[node as usize].kind = Kind::Pending;
                     t.states.push(state);
                     return Descent::Leaf(node);
                 }
                 Kind::Expanded => {
-                    if cfg.solver && node != 0 && n.proof != Proof::Unknown {
-                        return Descent::Done(node, n.proof.wdl(), n.chooser);
+                    let n = &t.nodes[node as usize];
+                    if cfg.solver && node != 0 && st.proof != Proof::Unknown {
+                        return Descent::Done(node, st.proof.wdl(), n.chooser);
                     }
-                    let range = n.children();
-                    let children = &t.nodes[range.clone()];
+                    let range = st.children();
+                    let children = &t.stats[range.clone()];
                     let pick = if !cfg.gumbel {
-                        puct_select(&n, children, cfg)
+                        puct_select(&st, children, cfg)
                     } else if node == 0 && t.search.gumbel_ready {
                         let pick = gumbel_root_select(t, cfg, &mut self.sigma);
                         t.search.visits[pick] += 1;
@@ -314,7 +316,7 @@ impl Searcher {
                         )
                     };
                     node = (range.start + pick) as u32;
-                    t.nodes[node as usize].in_flight += 1;
+                    t.stats[node as usize].in_flight += 1;
                 }
             }
         }
@@ -353,13 +355,14 @@ impl Searcher {
         let inv = 1.0 / self.prior_sums[i];
         let player = t.nodes[node as usize].player;
         let first = t.nodes.len() as u32;
-        t.nodes.extend(legal.iter().zip(priors).map(|(&a, &p)| Node::child(node, a, p * inv, player)));
-        let nd = &mut t.nodes[node as usize];
-        nd.first_child = first;
-        nd.num_children = legal.len() as u32;
-        nd.kind = Kind::Expanded;
-        nd.raw_value = value.value();
-        backup(&mut t.nodes, node, value, player);
+        t.nodes.extend(legal.iter().map(|&a| Node::child(node, a, player)));
+        t.stats.extend(priors.iter().map(|&p| Stats::new(p * inv)));
+        t.nodes[node as usize].raw_value = value.value();
+        let st = &mut t.stats[node as usize];
+        st.first_child = first;
+        st.num_children = legal.len() as u32;
+        st.kind = Kind::Expanded;
+        backup(&mut t.nodes, &mut t.stats, node, value, player);
         if node == 0 {
             self.prepare_root(t);
         } else {
@@ -370,16 +373,16 @@ impl Searcher {
     /// Per-search root set-up: fresh Dirichlet noise (PUCT) or Gumbel samples (Gumbel).
     fn prepare_root<G: Game>(&mut self, t: &mut Tree<G>) {
         let cfg = &self.config;
-        let range = t.nodes[0].children();
+        let range = t.stats[0].children();
         let rs = &mut t.search;
         if rs.noised {
-            for (node, &p) in t.nodes[range.clone()].iter_mut().zip(&rs.clean_priors) {
+            for (node, &p) in t.stats[range.clone()].iter_mut().zip(&rs.clean_priors) {
                 node.prior = p;
             }
             rs.noised = false;
         }
         rs.clean_priors.clear();
-        rs.clean_priors.extend(t.nodes[range.clone()].iter().map(|n| n.prior));
+        rs.clean_priors.extend(t.stats[range.clone()].iter().map(|n| n.prior));
         if cfg.gumbel {
             let m = cfg.gumbel_m.min(range.len() as u32);
             if rs.table_key != (m, cfg.simulations) || rs.table.len() != cfg.simulations as usize {
@@ -407,7 +410,7 @@ impl Searcher {
                 cfg.dirichlet_fraction,
                 &mut self.gamma,
             );
-            for (node, &p) in t.nodes[range].iter_mut().zip(&self.noise) {
+            for (node, &p) in t.stats[range].iter_mut().zip(&self.noise) {
                 node.prior = p;
             }
             rs.noised = true;
@@ -427,13 +430,15 @@ impl Searcher {
     fn fill_result<G: Game>(&mut self, t: &mut Tree<G>, r: &mut SearchResult) {
         let cfg = &self.config;
         let root = t.nodes[0];
-        let range = root.children();
-        let children = &t.nodes[range.clone()];
+        let root_stats = t.stats[0];
+        let range = root_stats.children();
+        let nodes = &t.nodes[range.clone()];
+        let children = &t.stats[range.clone()];
         let solver = cfg.solver;
 
         r.to_move = root.player;
         r.actions.clear();
-        r.actions.extend(children.iter().map(|c| c.action));
+        r.actions.extend(nodes.iter().map(|c| c.action));
         r.visits.clear();
         r.visits.extend(children.iter().map(|c| c.visits));
         r.priors.clear();
@@ -452,12 +457,13 @@ impl Searcher {
                 None
             }
         }));
-        r.proven = if solver { root.proof.outcome(root.player) } else { None };
+        r.proven = if solver { root_stats.proof.outcome(root.player) } else { None };
         r.value = match r.proven {
             Some(outcome) => outcome.wdl_for(root.player),
-            None if root.visits > 0 => {
-                Wdl::from_value_draw(root.value_sum / root.visits as f64, root.draw_sum / root.visits as f64)
-            }
+            None if root_stats.visits > 0 => Wdl::from_value_draw(
+                root_stats.value_sum / root_stats.visits as f64,
+                root.draw_sum / root_stats.visits as f64,
+            ),
             None => Wdl::DRAW,
         };
         r.simulations = t.search.sims_done;
@@ -478,7 +484,7 @@ impl Searcher {
             gumbel::improved_policy(children, &self.sigma, &mut self.probs);
             r.policy.extend_from_slice(&self.probs);
             r.action = match proven_win {
-                Some(i) => children[i].action,
+                Some(i) => nodes[i].action,
                 None => {
                     let i = gumbel_final_select(t, &self.sigma, solver);
                     t.nodes[range.start + i].action
@@ -493,25 +499,25 @@ impl Searcher {
             }
             let temperature = cfg.temperature.at(t.move_number);
             r.action = match proven_win {
-                Some(i) => children[i].action,
+                Some(i) => nodes[i].action,
                 None => {
                     let i =
                         choose_by_temperature(children, &r.priors, temperature, solver, &mut t.rng, &mut self.weights);
-                    children[i].action
+                    nodes[i].action
                 }
             };
         }
 
         r.principal_variation.clear();
         let mut node = 0usize;
-        while t.nodes[node].kind == Kind::Expanded {
-            let range = t.nodes[node].children();
-            let children = &t.nodes[range.clone()];
+        while t.stats[node].kind == Kind::Expanded {
+            let range = t.stats[node].children();
+            let children = &t.stats[range.clone()];
             let pick = solver.then(|| best_proven_win(children)).flatten().unwrap_or_else(|| best_by_visits(children));
             if children[pick].visits == 0 {
                 break;
             }
-            r.principal_variation.push(children[pick].action);
+            r.principal_variation.push(t.nodes[range.start + pick].action);
             node = range.start + pick;
         }
     }
@@ -528,11 +534,11 @@ fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
 /// PUCT with first-play urgency, virtual loss and (optionally) solver rules; returns the
 /// index within `children`.
 #[inline]
-fn puct_select(parent: &Node, children: &[Node], cfg: &SearchConfig) -> usize {
-    let parent_n = (parent.visits + parent.in_flight) as f32;
+fn puct_select(parent_stats: &Stats, children: &[Stats], cfg: &SearchConfig) -> usize {
+    let parent_n = (parent_stats.visits + parent_stats.in_flight) as f32;
     let sqrt_n = parent_n.sqrt();
     // Parent's value from the view of its own player to move (= its children's chooser).
-    let parent_q = if parent.chooser == parent.player { parent.q() } else { -parent.q() } as f32;
+    let parent_q = if parent_stats.same_player { parent_stats.q() } else { -parent_stats.q() } as f32;
     let mut visited_policy = 0.0f32;
     for c in children {
         if c.visits + c.in_flight > 0 {
@@ -583,7 +589,7 @@ fn puct_select(parent: &Node, children: &[Node], cfg: &SearchConfig) -> usize {
 /// `gumbel + logit + sigma(completed Q)`.
 fn gumbel_root_select<G: Game>(t: &Tree<G>, cfg: &SearchConfig, sigma: &mut Vec<f32>) -> usize {
     let root = &t.nodes[0];
-    let children = &t.nodes[root.children()];
+    let children = &t.stats[t.stats[0].children()];
     let rs = &t.search;
     if cfg.solver {
         if let Some(i) = children.iter().position(|c| c.proof == Proof::Win) {
@@ -616,8 +622,7 @@ fn gumbel_root_select<G: Game>(t: &Tree<G>, cfg: &SearchConfig, sigma: &mut Vec<
 /// Gumbel's final move: among the root children with the most visits in this search, the
 /// highest `gumbel + logit + sigma(completed Q)`; proven losses only if nothing else.
 fn gumbel_final_select<G: Game>(t: &Tree<G>, sigma: &[f32], solver: bool) -> usize {
-    let root = &t.nodes[0];
-    let children = &t.nodes[root.children()];
+    let children = &t.stats[t.stats[0].children()];
     let rs = &t.search;
     let not_lost = |i: usize| !(solver && children[i].proof == Proof::Loss);
     let any_alive = (0..children.len()).any(not_lost);
@@ -636,7 +641,7 @@ fn gumbel_final_select<G: Game>(t: &Tree<G>, sigma: &[f32], solver: bool) -> usi
 }
 
 /// The proven-win child with the most visits, if any.
-fn best_proven_win(children: &[Node]) -> Option<usize> {
+fn best_proven_win(children: &[Stats]) -> Option<usize> {
     let mut best: Option<usize> = None;
     for (i, c) in children.iter().enumerate() {
         if c.proof == Proof::Win && best.is_none_or(|b| c.visits > children[b].visits) {
@@ -647,7 +652,7 @@ fn best_proven_win(children: &[Node]) -> Option<usize> {
 }
 
 /// Most visits, ties broken by prior, then by order.
-fn best_by_visits(children: &[Node]) -> usize {
+fn best_by_visits(children: &[Stats]) -> usize {
     let mut best = 0;
     for (i, c) in children.iter().enumerate() {
         let b = &children[best];
@@ -662,14 +667,14 @@ fn best_by_visits(children: &[Node]) -> usize {
 /// losses when the solver is on and something else exists. With no visits at all, the priors
 /// stand in for visits.
 fn choose_by_temperature<R: Rng>(
-    children: &[Node],
+    children: &[Stats],
     priors: &[f32],
     temperature: f32,
     solver: bool,
     rng: &mut R,
     weights: &mut Vec<f64>,
 ) -> usize {
-    let lost = |c: &Node| solver && c.proof == Proof::Loss;
+    let lost = |c: &Stats| solver && c.proof == Proof::Loss;
     let avoid_losses = children.iter().any(|c| !lost(c));
     let total_visits: u64 = children.iter().map(|c| c.visits as u64).sum();
     weights.clear();
@@ -720,14 +725,15 @@ fn choose_by_temperature<R: Rng>(
 /// Adds one completed visit with value `wdl` (seen by `persp`) to `node` and its ancestors,
 /// each with the sign of its own chooser, and removes the in-flight mark of the descent.
 #[inline]
-fn backup(nodes: &mut [Node], mut node: u32, wdl: Wdl, persp: Player) {
+fn backup(nodes: &mut [Node], stats: &mut [Stats], mut node: u32, wdl: Wdl, persp: Player) {
     let v = wdl.value() as f64;
     let d = wdl.draw as f64;
     loop {
         let n = &mut nodes[node as usize];
-        n.visits += 1;
-        n.in_flight = n.in_flight.saturating_sub(1);
-        n.value_sum += if n.chooser == persp { v } else { -v };
+        let st = &mut stats[node as usize];
+        st.visits += 1;
+        st.in_flight = st.in_flight.saturating_sub(1);
+        st.value_sum += if n.chooser == persp { v } else { -v };
         n.draw_sum += d;
         if node == 0 {
             break;
@@ -739,11 +745,11 @@ fn backup(nodes: &mut [Node], mut node: u32, wdl: Wdl, persp: Player) {
 /// Recomputes the proof status of `node` and its ancestors after a child was proven:
 /// a node is won if one child is won for its player, lost if all children are lost,
 /// drawn if all are proven and the best is a draw.
-fn propagate_proof(nodes: &mut [Node], mut node: u32) {
+fn propagate_proof(nodes: &[Node], stats: &mut [Stats], mut node: u32) {
     loop {
         let n = nodes[node as usize];
         let (mut any_win, mut all_proven, mut any_draw) = (false, true, false);
-        for c in &nodes[n.children()] {
+        for c in &stats[stats[node as usize].children()] {
             match c.proof {
                 Proof::Win => {
                     any_win = true;
@@ -764,10 +770,10 @@ fn propagate_proof(nodes: &mut [Node], mut node: u32) {
             Proof::Loss
         };
         let proof = if n.chooser == n.player { for_player } else { for_player.flip() };
-        if proof == n.proof {
+        if proof == stats[node as usize].proof {
             return;
         }
-        nodes[node as usize].proof = proof;
+        stats[node as usize].proof = proof;
         if node == 0 {
             return;
         }
@@ -778,14 +784,14 @@ fn propagate_proof(nodes: &mut [Node], mut node: u32) {
 /// Undoes the in-flight marks of a descent that ended at `node` without a backup.
 fn revert_path<G>(t: &mut Tree<G>, mut node: u32) {
     loop {
-        let n = &mut t.nodes[node as usize];
-        n.in_flight = n.in_flight.saturating_sub(1);
+        let st = &mut t.stats[node as usize];
+        st.in_flight = st.in_flight.saturating_sub(1);
         if node == 0 {
             return;
         }
-        let parent = n.parent;
+        let parent = t.nodes[node as usize].parent;
         if parent == 0 && t.search.gumbel_ready {
-            let i = (node - t.nodes[0].first_child) as usize;
+            let i = (node - t.stats[0].first_child) as usize;
             if let Some(v) = t.search.visits.get_mut(i) {
                 *v = v.saturating_sub(1);
             }
@@ -797,12 +803,11 @@ fn revert_path<G>(t: &mut Tree<G>, mut node: u32) {
 /// Takes back a queued leaf: its descent is undone and it returns to its unevaluated kind.
 fn abandon<G>(t: &mut Tree<G>, node: u32) {
     revert_path(t, node);
-    let n = &mut t.nodes[node as usize];
     if node == 0 {
-        n.kind = Kind::Leaf;
+        t.stats[0].kind = Kind::Leaf;
     } else {
-        n.kind = Kind::Fresh;
-        n.state = crate::tree::NONE;
+        t.stats[node as usize].kind = Kind::Fresh;
+        t.nodes[node as usize].state = crate::tree::NONE;
         t.search.sims_started = t.search.sims_started.saturating_sub(1);
     }
 }

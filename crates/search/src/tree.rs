@@ -75,24 +75,14 @@ impl Proof {
     }
 }
 
-/// One node: the edge that leads to it (action, prior) and the statistics of its subtree.
-///
-/// Statistics are kept from the view of the node's chooser, so a parent ranks its children by
-/// their own numbers, whoever moves next.
+/// One node: the edge that leads to it (its action) and its place in the tree; its
+/// statistics are in the tree's parallel [`Stats`] array.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Node {
     pub parent: u32,
-    pub first_child: u32,
-    pub num_children: u32,
     /// Index into the tree's state arena, `NONE` until the state exists.
     pub state: u32,
     pub action: u32,
-    pub prior: f32,
-    pub visits: u32,
-    /// Descents through this node whose leaf is still waiting for evaluation.
-    pub in_flight: u32,
-    /// Sum of backed-up `win - loss` values, chooser's view.
-    pub value_sum: f64,
     /// Sum of backed-up draw probabilities.
     pub draw_sum: f64,
     /// The evaluator's value of this node, from the view of `player` (Gumbel's mixed value).
@@ -101,50 +91,46 @@ pub(crate) struct Node {
     pub player: Player,
     /// Player who chose the edge into this node; for the root, `player`.
     pub chooser: Player,
-    pub kind: Kind,
-    pub proof: Proof,
 }
 
-impl Node {
-    fn root(player: Player, kind: Kind, proof: Proof) -> Node {
-        Node {
-            parent: NONE,
-            first_child: NONE,
-            num_children: 0,
-            state: 0,
-            action: NONE,
-            prior: 1.0,
-            visits: 0,
-            in_flight: 0,
-            value_sum: 0.0,
-            draw_sum: 0.0,
-            raw_value: 0.0,
-            player,
-            chooser: player,
-            kind,
-            proof,
-        }
-    }
+/// What a descent reads of each node, in one dense array parallel to the nodes: the numbers
+/// that rank it among its siblings (a node has about a hundred children in Camelot, and every
+/// descent scores them all), and its kind and children, so that going down one level needs
+/// nothing but this array.
+///
+/// Statistics are kept from the view of the node's chooser, so a parent ranks its children by
+/// their own numbers, whoever moves next.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stats {
+    /// Sum of backed-up `win - loss` values, chooser's view.
+    pub value_sum: f64,
+    pub visits: u32,
+    /// Descents through this node whose leaf is still waiting for evaluation.
+    pub in_flight: u32,
+    pub prior: f32,
+    pub first_child: u32,
+    pub num_children: u32,
+    pub proof: Proof,
+    pub kind: Kind,
+    /// Whether the player to move here is the node's chooser (the sign of its value for its
+    /// children's choice).
+    pub same_player: bool,
+}
 
-    /// A fresh child of `parent`, chosen by `chooser`.
+impl Stats {
+    /// A fresh node with no visit yet and the given prior.
     #[inline]
-    pub(crate) fn child(parent: u32, action: u32, prior: f32, chooser: Player) -> Node {
-        Node {
-            parent,
-            first_child: NONE,
-            num_children: 0,
-            state: NONE,
-            action,
-            prior,
+    pub(crate) fn new(prior: f32) -> Stats {
+        Stats {
+            value_sum: 0.0,
             visits: 0,
             in_flight: 0,
-            value_sum: 0.0,
-            draw_sum: 0.0,
-            raw_value: 0.0,
-            player: chooser,
-            chooser,
-            kind: Kind::Fresh,
+            prior,
+            first_child: NONE,
+            num_children: 0,
             proof: Proof::Unknown,
+            kind: Kind::Fresh,
+            same_player: true,
         }
     }
 
@@ -166,6 +152,18 @@ impl Node {
         } else {
             self.value_sum / self.visits as f64
         }
+    }
+}
+
+impl Node {
+    fn root(player: Player) -> Node {
+        Node { parent: NONE, state: 0, action: NONE, draw_sum: 0.0, raw_value: 0.0, player, chooser: player }
+    }
+
+    /// A fresh child of `parent`, chosen by `chooser`.
+    #[inline]
+    pub(crate) fn child(parent: u32, action: u32, chooser: Player) -> Node {
+        Node { parent, state: NONE, action, draw_sum: 0.0, raw_value: 0.0, player: chooser, chooser }
     }
 }
 
@@ -203,11 +201,13 @@ pub(crate) struct RootSearch {
 #[derive(Clone, Debug)]
 pub struct Tree<G> {
     pub(crate) nodes: Vec<Node>,
+    pub(crate) stats: Vec<Stats>,
     pub(crate) states: Vec<G>,
     pub(crate) rng: ChaCha8Rng,
     pub(crate) move_number: u32,
     pub(crate) search: RootSearch,
     spare_nodes: Vec<Node>,
+    spare_stats: Vec<Stats>,
     spare_states: Vec<G>,
     old_index: Vec<u32>,
     legal: Vec<u32>,
@@ -224,11 +224,13 @@ impl<G: Game> Tree<G> {
     pub fn with_rng(state: G, rng: ChaCha8Rng) -> Tree<G> {
         let mut tree = Tree {
             nodes: Vec::new(),
+            stats: Vec::new(),
             states: Vec::new(),
             rng,
             move_number: 0,
             search: RootSearch::default(),
             spare_nodes: Vec::new(),
+            spare_stats: Vec::new(),
             spare_states: Vec::new(),
             old_index: Vec::new(),
             legal: Vec::new(),
@@ -251,6 +253,7 @@ impl<G: Game> Tree<G> {
 
     fn reset_root(&mut self, state: G) {
         self.nodes.clear();
+        self.stats.clear();
         self.states.clear();
         let player = state.to_move();
         let (kind, proof) = match state.terminal() {
@@ -258,7 +261,8 @@ impl<G: Game> Tree<G> {
             None => (Kind::Leaf, Proof::Unknown),
         };
         self.states.push(state);
-        self.nodes.push(Node::root(player, kind, proof));
+        self.nodes.push(Node::root(player));
+        self.stats.push(Stats { proof, kind, ..Stats::new(1.0) });
         self.search.noised = false;
         self.search.gumbel_ready = false;
     }
@@ -287,14 +291,14 @@ impl<G: Game> Tree<G> {
 
     /// Completed visits of the root, its own evaluation included.
     pub fn root_visits(&self) -> u32 {
-        self.nodes[0].visits
+        self.stats[0].visits
     }
 
     /// Plays `action` at the root: the child becomes the new root and keeps its subtree and
     /// statistics (tree reuse), everything else is dropped. Works whether or not the root
     /// has been searched; call it for the opponent's moves too.
     pub fn advance(&mut self, action: u32) -> Result<(), SearchError> {
-        let root = self.nodes[0];
+        let root = self.stats[0];
         if root.kind == Kind::Terminal {
             return Err(SearchError::IllegalAction { action });
         }
@@ -303,7 +307,7 @@ impl<G: Game> Tree<G> {
                 .children()
                 .find(|&c| self.nodes[c].action == action)
                 .ok_or(SearchError::IllegalAction { action })?;
-            if self.nodes[child].kind == Kind::Expanded {
+            if self.stats[child].kind == Kind::Expanded {
                 self.compact(child as u32);
             } else {
                 let mut state = self.root_state().clone();
@@ -328,18 +332,22 @@ impl<G: Game> Tree<G> {
     /// kept contiguous) and swaps them in.
     fn compact(&mut self, new_root: u32) {
         self.spare_nodes.clear();
+        self.spare_stats.clear();
         self.spare_states.clear();
         self.old_index.clear();
         let mut root = self.nodes[new_root as usize];
+        let mut root_stats = self.stats[new_root as usize];
         root.parent = NONE;
         root.action = NONE;
-        root.prior = 1.0;
+        root_stats.prior = 1.0;
         if root.chooser != root.player {
-            root.value_sum = -root.value_sum;
-            root.proof = root.proof.flip();
+            root_stats.value_sum = -root_stats.value_sum;
+            root_stats.proof = root_stats.proof.flip();
             root.chooser = root.player;
+            root_stats.same_player = true;
         }
         self.spare_nodes.push(root);
+        self.spare_stats.push(root_stats);
         self.old_index.push(new_root);
         let mut i = 0;
         while i < self.spare_nodes.len() {
@@ -349,19 +357,22 @@ impl<G: Game> Tree<G> {
                 self.spare_states.push(self.states[old.state as usize].clone());
                 self.spare_nodes[i].state = idx;
             }
-            if old.num_children > 0 {
+            let old_stats = self.stats[self.old_index[i] as usize];
+            if old_stats.num_children > 0 {
                 let first = self.spare_nodes.len() as u32;
-                self.spare_nodes[i].first_child = first;
-                for c in old.children() {
+                self.spare_stats[i].first_child = first;
+                for c in old_stats.children() {
                     let mut node = self.nodes[c];
                     node.parent = i as u32;
                     self.spare_nodes.push(node);
+                    self.spare_stats.push(self.stats[c]);
                     self.old_index.push(c as u32);
                 }
             }
             i += 1;
         }
         std::mem::swap(&mut self.nodes, &mut self.spare_nodes);
+        std::mem::swap(&mut self.stats, &mut self.spare_stats);
         std::mem::swap(&mut self.states, &mut self.spare_states);
         self.search.noised = false;
         self.search.gumbel_ready = false;
