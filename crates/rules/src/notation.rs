@@ -96,6 +96,9 @@ pub(crate) fn path_order(a: &Path, b: &Path) -> Ordering {
     a.legs().cmp(&b.legs()).then_with(|| a.to_string().cmp(&b.to_string()))
 }
 
+/// The eight neighbours of a cell as bits of the 64 cells that start 17 below it.
+const NEIGHBOURS: u64 = 1 | 1 << 1 | 1 << 2 | 1 << 16 | 1 << 18 | 1 << 32 | 1 << 33 | 1 << 34;
+
 /// Canonical canter paths from one origin to every square it reaches: each square's parent on
 /// the fewest-legs, smallest-string path. Built breadth-first with each layer kept in path
 /// order, so a square's first discoverer is its best parent (paths of equal length compare by
@@ -171,7 +174,10 @@ impl Context<'_> {
         landing_ok: Bitboard,
         expand_ok: Bitboard,
     ) {
-        let mut open = landing_ok & !Bitboard::from_square(origin);
+        // `open` (landings not reached yet) and `expand` as plain words: the loop tests and
+        // clears single bits, which a bitboard passed by value would copy each time.
+        let mut open = (landing_ok & !Bitboard::from_square(origin)).0;
+        let expand = expand_ok.0;
         // The queue holds each layer in path order: parents leave it in path order and append
         // their children in name order, so a square's first discoverer is its best parent.
         let queue = &mut tree.queue;
@@ -181,31 +187,46 @@ impl Context<'_> {
         while head < tail {
             let s = queue[head] as usize;
             head += 1;
-            if head > 1 && !expand_ok.contains(Square::from_index(s)) {
+            if head > 1 && (expand[s >> 6] >> (s & 63)) & 1 == 0 {
                 continue;
             }
-            // Every open landing beyond a friendly neighbour, then in name order.
-            let mut found = [0u8; 8];
+            // Every open landing beyond a friendly neighbour (with its name order), then in
+            // name order.
+            let mut found = [(0u16, 0u8); 8];
             let mut n = 0;
-            for mid in self.neighbors[s] & friends {
-                if let Some(t) = crate::movegen::beyond(s, mid) {
-                    if open.contains(t) {
-                        open.remove(t);
-                        found[n] = t.index() as u8;
-                        n += 1;
+            // Friendly neighbours as bits of the 64 cells from `s - 17` (the eight neighbours
+            // sit at 0, 1, 2, 16, 18, 32, 33, 34; cells off the board hold no friend).
+            let mut mids = friends.window(s as isize - 17) & NEIGHBOURS;
+            while mids != 0 {
+                let b = mids.trailing_zeros() as isize;
+                mids &= mids - 1;
+                // The leap over cell `s - 17 + b` lands on `s + 2 * (b - 17)`.
+                let t = s as isize + 2 * (b - 17);
+                if !(0..256).contains(&t) {
+                    continue;
+                }
+                let t = t as usize;
+                let bit = 1u64 << (t & 63);
+                if open[t >> 6] & bit != 0 {
+                    open[t >> 6] &= !bit;
+                    let key = Square::from_index(t).name_order();
+                    // Insertion into the few found so far, by name.
+                    let mut i = n;
+                    while i > 0 && found[i - 1].0 > key {
+                        found[i] = found[i - 1];
+                        i -= 1;
                     }
+                    found[i] = (key, t as u8);
+                    n += 1;
                 }
             }
-            let found = &mut found[..n];
-            if n > 1 {
-                found.sort_unstable_by_key(|&t| Square::from_index(t as usize).name_order());
-            }
-            for &t in found.iter() {
+            for &(_, t) in &found[..n] {
                 parent[t as usize] = s as u8;
                 queue[tail] = t;
                 tail += 1;
             }
         }
+        let open = Bitboard(open);
         tree.origin = origin;
         tree.reached = landing_ok & !Bitboard::from_square(origin) & !open;
     }

@@ -22,9 +22,7 @@ use std::cmp::Ordering;
 pub struct TrieScratch {
     nodes: Vec<Node>,
     last_child: Vec<u32>,
-    /// Trie node of each square of the canter tree being inserted, `NONE` elsewhere.
-    node_of: Box<[u32; 256]>,
-    chain: Vec<u8>,
+    insert: TreeInsert,
     tree: Box<CanterTree>,
     quiet: Box<CanterTree>,
     /// The current piece's captures; their paths are slices of `squares`.
@@ -47,8 +45,7 @@ impl TrieScratch {
         TrieScratch {
             nodes: Vec::new(),
             last_child: Vec::new(),
-            node_of: Box::new([NONE; 256]),
-            chain: Vec::new(),
+            insert: TreeInsert { node_of: Box::new([(0, NONE); 256]), stamp: 0, chain: Vec::new() },
             tree: Box::new(CanterTree::new()),
             quiet: Box::new(CanterTree::new()),
             captures: Vec::new(),
@@ -57,6 +54,16 @@ impl TrieScratch {
             path: Vec::new(),
         }
     }
+}
+
+/// Buffers for inserting a canter tree.
+struct TreeInsert {
+    /// Trie node of each square of the tree being inserted, valid where its stamp is `stamp`
+    /// (so nothing is cleared between trees).
+    node_of: Box<[(u32, u32); 256]>,
+    stamp: u32,
+    /// Squares of a path not in the trie yet, last first.
+    chain: Vec<u8>,
 }
 
 /// One capture of the current piece: where it lands, what it takes, and its best path so far
@@ -129,22 +136,21 @@ impl Out<'_> {
 
     /// Inserts the canter paths of `tree` to `dests`, in square order, for a piece with no
     /// other path inserted yet: a tree square gets its trie node when the first path passes it.
-    fn insert_tree(
-        &mut self,
-        tree: &CanterTree,
-        dests: Bitboard,
-        node_of: &mut [u32; 256],
-        chain: &mut Vec<u8>,
-        first: &mut u32,
-    ) {
+    fn insert_tree(&mut self, tree: &CanterTree, dests: Bitboard, scratch: &mut TreeInsert, first: &mut u32) {
         let origin = tree.origin.index();
+        scratch.stamp = scratch.stamp.wrapping_add(1);
+        if scratch.stamp == 0 {
+            scratch.node_of.fill((0, NONE));
+            scratch.stamp = 1;
+        }
+        let (node_of, stamp, chain) = (&mut *scratch.node_of, scratch.stamp, &mut scratch.chain);
         for d in dests {
             chain.clear();
             let mut s = d.index();
             let mut at = LegTrie::ROOT;
             while s != origin {
-                if node_of[s] != NONE {
-                    at = node_of[s];
+                if node_of[s].0 == stamp {
+                    at = node_of[s].1;
                     break;
                 }
                 chain.push(s as u8);
@@ -154,12 +160,9 @@ impl Out<'_> {
                 let from = Square::from_index(tree.parent[c as usize] as usize);
                 let leg = Leg { from, to: Square::from_index(c as usize), jump: false };
                 at = self.add_under(at, leg, first);
-                node_of[c as usize] = at;
+                node_of[c as usize] = (stamp, at);
             }
             self.complete(at);
-        }
-        for s in tree.reached {
-            node_of[s.index()] = NONE;
         }
     }
 }
@@ -286,7 +289,7 @@ impl Ruleset {
                     dests &= !cx.own_castle;
                 }
                 if first == NONE {
-                    out.insert_tree(tree, dests, &mut s.node_of, &mut s.chain, &mut first);
+                    out.insert_tree(tree, dests, &mut s.insert, &mut first);
                 } else {
                     for to in dests {
                         s.path.clear();
