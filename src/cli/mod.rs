@@ -9,6 +9,7 @@ mod net_cmd;
 mod perft;
 mod play;
 mod show;
+mod train;
 
 use anyhow::{Context, Result};
 use camelot_rules::{Position, Ruleset};
@@ -36,6 +37,11 @@ enum Command {
     Play(play::PlayArgs),
     /// Play many games between two players and report A's score with a 95% interval.
     Match(match_cmd::MatchArgs),
+    /// Train from scratch by self-play (or resume a run): generations of self-play, training
+    /// and evaluation.
+    Train(train::TrainArgs),
+    /// Print a run's self-play games in notation.
+    Games(train::GamesArgs),
     /// Save a fresh, untrained network as a checkpoint (a run's generation 0).
     InitNet(net_cmd::InitNetArgs),
     /// A network checkpoint's value and most likely moves in a position.
@@ -54,6 +60,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Show(args) => show::run(args),
         Command::Play(args) => play::run(args),
         Command::Match(args) => match_cmd::run(args),
+        Command::Train(args) => train::run(args),
+        Command::Games(args) => train::games(args),
         Command::InitNet(args) => net_cmd::init(args),
         Command::EvalNet(args) => net_cmd::eval(args),
         Command::Bench(cmd) => bench::run(cmd),

@@ -145,9 +145,9 @@ pub fn save_checkpoint(path: &Path, network: &Network, info: &CheckpointInfo) ->
             return Err(NetError::checkpoint(p, "already exists; refusing to overwrite it"));
         }
     }
-    let mut store = SafetensorsStore::from_bytes(None)
-        .metadata("camelot_variant", info.variant.clone())
-        .metadata("camelot_encoding_version", ENCODING_VERSION.to_string());
+    // No metadata in the weights file: burn keeps it in a hash map, whose order would change
+    // the bytes (and the hash) of identical weights from run to run. The card holds it all.
+    let mut store = SafetensorsStore::from_bytes(None).clear_metadata();
     network
         .model()
         .save_into(&mut store)

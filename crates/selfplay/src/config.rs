@@ -1,0 +1,343 @@
+//! The run configuration (`configs/*.toml`): every setting of self-play, training and
+//! evaluation, validated with errors that name the key.
+
+use std::path::Path;
+
+use camelot_net::{NetConfig, TrainConfig};
+use camelot_search::{SearchConfig, TemperatureSchedule};
+use serde::{Deserialize, Serialize};
+
+use crate::error::SelfplayError;
+
+/// A whole run's configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Ruleset name (`camelot`, `cam`, `camette`, ...).
+    pub variant: String,
+    /// Master seed: every game, sample and initial weight derives from it.
+    pub seed: u64,
+    /// Generations to train (the run ends when network `generations` exists).
+    pub generations: u32,
+    /// Architecture of the network.
+    pub network: NetConfig,
+    /// Self-play settings.
+    pub selfplay: SelfplayConfig,
+    /// Which positions train each generation.
+    pub replay: ReplayConfig,
+    /// The training step (optimizer, schedule, loss weights, augmentation).
+    #[serde(default)]
+    pub training: TrainConfig,
+    /// The per-generation evaluation.
+    pub evaluation: EvaluationConfig,
+}
+
+/// How self-play games are played.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelfplayConfig {
+    /// Games per generation.
+    pub games: u32,
+    /// Worker threads.
+    #[serde(default = "one")]
+    pub workers: u32,
+    /// Games each worker plays at once, their leaves evaluated in one network batch; also the
+    /// games of one replay shard.
+    pub parallel_games: u32,
+    /// Simulations of a full search (whose decisions become policy targets).
+    pub simulations: u32,
+    /// Simulations of a fast search (playout cap randomization, KataGo); 0 or equal to
+    /// `simulations` with `full_search_fraction = 1` switches it off.
+    #[serde(default)]
+    pub fast_simulations: u32,
+    /// Share of decisions searched fully; the others get `fast_simulations`, no noise, and
+    /// are not trained on.
+    #[serde(default = "one_f32")]
+    pub full_search_fraction: f32,
+    /// Gumbel root search instead of PUCT with Dirichlet noise.
+    #[serde(default)]
+    pub gumbel: bool,
+    /// Gumbel: actions sampled at the root.
+    #[serde(default = "sixteen")]
+    pub gumbel_m: u32,
+    /// PUCT exploration constant.
+    #[serde(default = "c_puct")]
+    pub c_puct: f32,
+    /// Dirichlet noise concentration (PUCT).
+    #[serde(default = "dirichlet_alpha")]
+    pub dirichlet_alpha: f32,
+    /// Dirichlet noise weight (PUCT).
+    #[serde(default = "dirichlet_fraction")]
+    pub dirichlet_fraction: f32,
+    /// Move temperature for the first `temperature_decisions` decisions of a game (PUCT).
+    #[serde(default = "one_f32")]
+    pub temperature: f32,
+    /// Decisions played at `temperature`.
+    #[serde(default = "thirty")]
+    pub temperature_decisions: u32,
+    /// Temperature after that.
+    #[serde(default)]
+    pub final_temperature: f32,
+    /// Ply cap: a game reaching it is adjudicated a draw.
+    pub max_plies: u32,
+    /// A side whose searched value (win - loss) falls below this resigns; none: never.
+    #[serde(default)]
+    pub resign_threshold: Option<f32>,
+    /// Share of games that never resign, to measure how often resigning would have been wrong.
+    #[serde(default = "playthrough")]
+    pub resign_playthrough: f32,
+    /// No resignation before this many plies.
+    #[serde(default = "twenty")]
+    pub resign_min_plies: u32,
+    /// Leaves each tree sends per batch (virtual loss above 1).
+    #[serde(default = "one")]
+    pub leaves_per_tree: u32,
+    /// Entries of each worker's evaluation cache.
+    #[serde(default = "cache")]
+    pub cache: u32,
+}
+
+/// Which positions each generation trains on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayConfig {
+    /// Positions per training step.
+    pub batch_size: u32,
+    /// How many times each new position is sampled on average (the sampling ratio): training
+    /// steps per generation = new positions x this / batch size.
+    pub sample_reuse: f32,
+    /// Generations of self-play games in the window sampled from (the newest included).
+    pub window_generations: u32,
+}
+
+/// The evaluation after each generation: the new network against the previous one and
+/// against baseline players, through paired openings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvaluationConfig {
+    /// Games per opponent (even: each opening with both colours).
+    pub games: u32,
+    /// Simulations per decision of the network players.
+    pub simulations: u32,
+    /// Opponents: `previous` (the last generation's network) or baseline specs (`greedy`,
+    /// `random`, `alphabeta:depth=2`, ...).
+    pub opponents: Vec<String>,
+    /// Random plies of each opening.
+    #[serde(default = "four")]
+    pub opening_plies: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+fn one_f32() -> f32 {
+    1.0
+}
+fn four() -> u32 {
+    4
+}
+fn sixteen() -> u32 {
+    16
+}
+fn twenty() -> u32 {
+    20
+}
+fn thirty() -> u32 {
+    30
+}
+fn c_puct() -> f32 {
+    1.5
+}
+fn dirichlet_alpha() -> f32 {
+    0.3
+}
+fn dirichlet_fraction() -> f32 {
+    0.25
+}
+fn playthrough() -> f32 {
+    0.1
+}
+fn cache() -> u32 {
+    200_000
+}
+
+impl RunConfig {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<RunConfig, SelfplayError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SelfplayError::io(path, e))?;
+        RunConfig::parse(&text, path)
+    }
+
+    /// Parses and validates config text (`file` names it in errors).
+    pub fn parse(text: &str, file: &Path) -> Result<RunConfig, SelfplayError> {
+        let config: RunConfig = toml::from_str(text)
+            .map_err(|e| SelfplayError::Config { file: file.to_path_buf(), message: e.to_string() })?;
+        config.validate().map_err(|message| SelfplayError::Config { file: file.to_path_buf(), message })?;
+        Ok(config)
+    }
+
+    /// The config as TOML (what `run.toml` holds).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// Checks every value, naming the first key at fault.
+    pub fn validate(&self) -> Result<(), String> {
+        let key = |k: &str, why: &str| Err(format!("{k}: {why}"));
+        if camelot_rules::Ruleset::variant(&self.variant).is_err() {
+            return key("variant", &format!("unknown variant `{}`", self.variant));
+        }
+        if self.generations == 0 {
+            return key("generations", "must be at least 1");
+        }
+        self.network.validate().map_err(|e| format!("network: {e}"))?;
+        self.training.validate().map_err(|e| format!("training: {e}"))?;
+        let s = &self.selfplay;
+        if s.games == 0 {
+            return key("selfplay.games", "must be at least 1");
+        }
+        if s.workers == 0 || s.workers > 256 {
+            return key("selfplay.workers", "must be between 1 and 256");
+        }
+        if s.parallel_games == 0 {
+            return key("selfplay.parallel_games", "must be at least 1");
+        }
+        if s.simulations == 0 {
+            return key("selfplay.simulations", "must be at least 1");
+        }
+        if !(s.full_search_fraction > 0.0 && s.full_search_fraction <= 1.0) {
+            return key("selfplay.full_search_fraction", "must be in (0, 1]");
+        }
+        if s.full_search_fraction < 1.0 && s.fast_simulations == 0 {
+            return key("selfplay.fast_simulations", "must be at least 1 when full_search_fraction < 1");
+        }
+        if s.fast_simulations > s.simulations {
+            return key("selfplay.fast_simulations", "must not exceed selfplay.simulations");
+        }
+        if s.gumbel && s.gumbel_m < 2 {
+            return key("selfplay.gumbel_m", "must be at least 2");
+        }
+        if !(s.c_puct > 0.0) {
+            return key("selfplay.c_puct", "must be positive");
+        }
+        if !(s.dirichlet_alpha > 0.0) {
+            return key("selfplay.dirichlet_alpha", "must be positive");
+        }
+        if !(0.0..=1.0).contains(&s.dirichlet_fraction) {
+            return key("selfplay.dirichlet_fraction", "must be in [0, 1]");
+        }
+        for (k, t) in [("selfplay.temperature", s.temperature), ("selfplay.final_temperature", s.final_temperature)] {
+            if !(t >= 0.0 && t.is_finite()) {
+                return key(k, "must be zero or positive");
+            }
+        }
+        if s.max_plies == 0 {
+            return key("selfplay.max_plies", "must be at least 1");
+        }
+        if let Some(t) = s.resign_threshold {
+            if !(-1.0..=0.0).contains(&t) {
+                return key("selfplay.resign_threshold", "must be in [-1, 0]");
+            }
+        }
+        if !(0.0..=1.0).contains(&s.resign_playthrough) {
+            return key("selfplay.resign_playthrough", "must be in [0, 1]");
+        }
+        if s.leaves_per_tree == 0 {
+            return key("selfplay.leaves_per_tree", "must be at least 1");
+        }
+        let r = &self.replay;
+        if r.batch_size == 0 {
+            return key("replay.batch_size", "must be at least 1");
+        }
+        if !(r.sample_reuse > 0.0 && r.sample_reuse.is_finite()) {
+            return key("replay.sample_reuse", "must be positive");
+        }
+        if r.window_generations == 0 {
+            return key("replay.window_generations", "must be at least 1");
+        }
+        let e = &self.evaluation;
+        if e.simulations == 0 {
+            return key("evaluation.simulations", "must be at least 1");
+        }
+        if e.games % 2 == 1 {
+            return key("evaluation.games", "must be even (each opening is played with both colours)");
+        }
+        for spec in &e.opponents {
+            if spec != "previous" {
+                let parsed = camelot_arena::PlayerSpec::parse(spec)
+                    .map_err(|err| format!("evaluation.opponents: `{spec}`: {err}"))?;
+                if parsed.is_human() {
+                    return key("evaluation.opponents", "`human` cannot play unattended");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The search of a full self-play decision.
+    pub fn full_search(&self) -> SearchConfig {
+        let s = &self.selfplay;
+        SearchConfig {
+            simulations: s.simulations,
+            c_puct: s.c_puct,
+            dirichlet_alpha: s.dirichlet_alpha,
+            dirichlet_fraction: s.dirichlet_fraction,
+            temperature: TemperatureSchedule::step(s.temperature, s.temperature_decisions, s.final_temperature),
+            gumbel: s.gumbel,
+            gumbel_m: s.gumbel_m,
+            leaves_per_tree: s.leaves_per_tree,
+            ..SearchConfig::default()
+        }
+    }
+
+    /// The search of a fast decision (playout cap randomization): fewer simulations, no
+    /// noise; the move is still chosen by the temperature schedule.
+    pub fn fast_search(&self) -> SearchConfig {
+        SearchConfig {
+            simulations: self.selfplay.fast_simulations.max(1),
+            dirichlet_fraction: 0.0,
+            gumbel_scale: if self.selfplay.gumbel { 1.0 } else { 0.0 },
+            ..self.full_search()
+        }
+    }
+
+    /// The search of the evaluation games: no noise, the best move.
+    pub fn evaluation_search(&self) -> SearchConfig {
+        SearchConfig {
+            simulations: self.evaluation.simulations,
+            gumbel: self.selfplay.gumbel,
+            gumbel_m: self.selfplay.gumbel_m,
+            ..SearchConfig::evaluation()
+        }
+    }
+
+    /// Keys whose values differ between two configs, as `key: old -> new` lines.
+    pub fn differences(&self, other: &RunConfig) -> Vec<String> {
+        let a = toml::Value::try_from(self).unwrap_or(toml::Value::Boolean(false));
+        let b = toml::Value::try_from(other).unwrap_or(toml::Value::Boolean(false));
+        let mut out = Vec::new();
+        diff_values("", &a, &b, &mut out);
+        out
+    }
+}
+
+fn diff_values(prefix: &str, a: &toml::Value, b: &toml::Value, out: &mut Vec<String>) {
+    match (a, b) {
+        (toml::Value::Table(x), toml::Value::Table(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let name = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                match (x.get(k), y.get(k)) {
+                    (Some(v), Some(w)) => diff_values(&name, v, w, out),
+                    (Some(v), None) => out.push(format!("{name}: {v} -> (absent)")),
+                    (None, Some(w)) => out.push(format!("{name}: (absent) -> {w}")),
+                    (None, None) => {}
+                }
+            }
+        }
+        _ if a != b => out.push(format!("{prefix}: {a} -> {b}")),
+        _ => {}
+    }
+}

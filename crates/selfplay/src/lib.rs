@@ -1,0 +1,17 @@
+//! camelot-selfplay: training camelot-zero from scratch. Self-play workers play many games at
+//! once with one batched network call per round ([`play`]), write immutable replay shards
+//! ([`record`]); the trainer samples a window of recent positions ([`replay`]) and saves the
+//! next checkpoint; an evaluation plays it against the previous network and baselines; the
+//! generation loop ([`run`]) ties them together in a run directory that survives `kill -9`.
+#![warn(missing_docs)]
+
+pub mod config;
+mod error;
+pub mod play;
+pub mod record;
+pub mod replay;
+pub mod run;
+
+pub use config::RunConfig;
+pub use error::SelfplayError;
+pub use run::{run, Event, Observer, RunDir, RunOptions, RunState, RunSummary, Silent};

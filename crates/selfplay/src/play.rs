@@ -1,0 +1,394 @@
+//! Playing games: a self-play group (many games of one worker searched together, their leaves
+//! sent to the network as one batch) and an evaluation duel (a network against another network
+//! or a baseline player, games batched the same way).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use camelot_arena::PlayerSpec;
+use camelot_game::CamelotState;
+use camelot_net::{NetEvaluator, Network};
+use camelot_rules::{Color, Game as RulesGame, Ruleset};
+use camelot_search::{
+    EvalError, Evaluations, Evaluator, Game as _, Outcome, Player, SearchConfig, SearchResult, Searcher, Tree,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::config::RunConfig;
+use crate::error::SelfplayError;
+use crate::record::{DecisionTarget, GameEnd, GameRecord};
+
+/// An evaluator that measures the time spent inside another.
+pub struct TimedEvaluator<E> {
+    inner: E,
+    /// Time spent in evaluation calls.
+    pub elapsed: Duration,
+    /// States evaluated.
+    pub states: u64,
+}
+
+impl<E> TimedEvaluator<E> {
+    /// Wraps `inner`.
+    pub fn new(inner: E) -> TimedEvaluator<E> {
+        TimedEvaluator { inner, elapsed: Duration::ZERO, states: 0 }
+    }
+}
+
+impl<E: Evaluator<CamelotState>> Evaluator<CamelotState> for TimedEvaluator<E> {
+    fn evaluate(&mut self, states: &[&CamelotState], out: &mut Evaluations) -> Result<(), EvalError> {
+        let started = Instant::now();
+        let result = self.inner.evaluate(states, out);
+        self.elapsed += started.elapsed();
+        self.states += states.len() as u64;
+        result
+    }
+}
+
+/// Seed of item `index` of stream `stream` under `seed` (SplitMix64 mixing, so nearby inputs
+/// give unrelated seeds).
+pub fn derive_seed(seed: u64, stream: u64, index: u64) -> u64 {
+    let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn search_error(e: impl std::fmt::Display) -> SelfplayError {
+    SelfplayError::Search(e.to_string())
+}
+
+fn color_sign(player: Player) -> i8 {
+    match player {
+        Player::First => 1,
+        Player::Second => -1,
+    }
+}
+
+struct Slot {
+    tree: Tree<CamelotState>,
+    record: GameRecord,
+    rng: ChaCha8Rng,
+    done: bool,
+}
+
+/// What a self-play group produced and what it cost.
+#[derive(Debug, Default)]
+pub struct GroupOutput {
+    /// The finished games.
+    pub games: Vec<GameRecord>,
+    /// Time in the network.
+    pub network_time: Duration,
+    /// Whole time of the group.
+    pub total_time: Duration,
+    /// States the network evaluated (cache hits included).
+    pub evaluations: u64,
+}
+
+/// Plays `count` self-play games together with `network` (one batch of leaves per round),
+/// seeded by `group_seed`; the same inputs give the same games.
+pub fn play_selfplay_group(
+    rules: &Arc<Ruleset>,
+    network: &Network,
+    network_hash: &str,
+    config: &RunConfig,
+    group_seed: u64,
+    count: u32,
+) -> Result<GroupOutput, SelfplayError> {
+    let started = Instant::now();
+    let s = &config.selfplay;
+    // A fresh cache per group keeps a group's games independent of what ran before, so a
+    // group replayed after a crash is identical.
+    let mut evaluator = TimedEvaluator::new(NetEvaluator::new(network.clone(), s.cache as usize));
+    let mut full = Searcher::new(config.full_search()).map_err(search_error)?;
+    let mut fast = Searcher::new(config.fast_search()).map_err(search_error)?;
+    let start = CamelotState::new(rules.clone());
+    let mut slots: Vec<Slot> = (0..count)
+        .map(|i| {
+            let seed = derive_seed(group_seed, 1, i as u64);
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let playthrough = rng.random::<f32>() < s.resign_playthrough;
+            Slot {
+                tree: Tree::new(start.clone(), seed),
+                record: GameRecord {
+                    seed,
+                    actions: Vec::new(),
+                    targets: Vec::new(),
+                    winner: 0,
+                    end: GameEnd::Rules,
+                    plies: 0,
+                    playthrough,
+                    would_resign: 0,
+                    network: network_hash.to_string(),
+                },
+                rng,
+                done: false,
+            }
+        })
+        .collect();
+    let mut results: Vec<SearchResult> = Vec::new();
+    while slots.iter().any(|slot| !slot.done) {
+        let mut full_slots = Vec::new();
+        let mut fast_slots = Vec::new();
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if !slot.done {
+                let is_full = s.full_search_fraction >= 1.0 || slot.rng.random::<f32>() < s.full_search_fraction;
+                if is_full {
+                    full_slots.push(i)
+                } else {
+                    fast_slots.push(i)
+                }
+            }
+        }
+        for (indices, searcher, is_full) in [(&full_slots, &mut full, true), (&fast_slots, &mut fast, false)] {
+            if indices.is_empty() {
+                continue;
+            }
+            let placeholder = || Tree::new(start.clone(), 0);
+            let mut trees: Vec<Tree<CamelotState>> =
+                indices.iter().map(|&i| std::mem::replace(&mut slots[i].tree, placeholder())).collect();
+            let searched = searcher.search_into(&mut trees, &mut evaluator, &mut results);
+            for (&i, tree) in indices.iter().zip(trees) {
+                slots[i].tree = tree;
+            }
+            searched.map_err(search_error)?;
+            for (&i, result) in indices.iter().zip(&results) {
+                step_selfplay(&mut slots[i], result, is_full, config)?;
+            }
+        }
+    }
+    Ok(GroupOutput {
+        games: slots.into_iter().map(|slot| slot.record).collect(),
+        network_time: evaluator.elapsed,
+        total_time: started.elapsed(),
+        evaluations: evaluator.states,
+    })
+}
+
+/// Records one searched decision of a self-play game and plays it.
+fn step_selfplay(
+    slot: &mut Slot,
+    result: &SearchResult,
+    is_full: bool,
+    config: &RunConfig,
+) -> Result<(), SelfplayError> {
+    let s = &config.selfplay;
+    let record = &mut slot.record;
+    let mover = result.to_move;
+    if is_full {
+        record.targets.push(DecisionTarget {
+            decision: record.actions.len() as u32,
+            legal: result.actions.iter().map(|&a| a as u16).collect(),
+            policy: result.policy.clone(),
+            root_value: [result.value.win, result.value.draw, result.value.loss],
+        });
+    }
+    if let Some(threshold) = s.resign_threshold {
+        if record.plies >= s.resign_min_plies && result.value.value() < threshold {
+            if record.playthrough {
+                if record.would_resign == 0 {
+                    record.would_resign = color_sign(mover);
+                }
+            } else {
+                record.winner = -color_sign(mover);
+                record.end = GameEnd::Resigned;
+                slot.done = true;
+                return Ok(());
+            }
+        }
+    }
+    record.actions.push(result.action as u16);
+    slot.tree.advance(result.action).map_err(search_error)?;
+    let state = slot.tree.root_state();
+    if !state.is_mid_move() {
+        record.plies += 1;
+    }
+    if let Some(outcome) = state.terminal() {
+        record.winner = match outcome {
+            Outcome::Win(p) => color_sign(p),
+            Outcome::Draw => 0,
+        };
+        record.end = GameEnd::Rules;
+        slot.done = true;
+    } else if record.plies >= s.max_plies {
+        record.winner = 0;
+        record.end = GameEnd::PlyCap;
+        slot.done = true;
+    }
+    Ok(())
+}
+
+/// One side of an evaluation duel.
+pub enum DuelPlayer {
+    /// A network with the evaluation search.
+    Network(Network),
+    /// A baseline player by spec (`greedy`, `random`, `alphabeta:depth=2`, ...).
+    Baseline(PlayerSpec),
+}
+
+/// A finished duel game, from side A's view.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DuelGame {
+    /// Index of the game (`2k` and `2k + 1` share opening `k`; A has White in even games).
+    pub index: u32,
+    /// A's score: 1, 1/2 or 0.
+    pub score_a: f64,
+    /// Whole moves played, the opening included.
+    pub plies: u32,
+    /// Moves in notation, the opening included.
+    pub moves: Vec<String>,
+}
+
+/// Plays `games` games between `a` and `b` from paired random openings of `opening_plies`
+/// plies, all at once: every network's leaves go to it in one batch per round. Games reaching
+/// `max_plies` are draws.
+#[allow(clippy::too_many_arguments)]
+pub fn play_duel(
+    rules: &Arc<Ruleset>,
+    a: &DuelPlayer,
+    b: &DuelPlayer,
+    search: &SearchConfig,
+    games: u32,
+    opening_plies: u32,
+    max_plies: u32,
+    seed: u64,
+) -> Result<Vec<DuelGame>, SelfplayError> {
+    struct Match {
+        game: RulesGame,
+        a_white: bool,
+        tree: Option<Tree<CamelotState>>,
+        start: Option<CamelotState>,
+        decisions: Vec<u32>,
+        baseline: [Option<Box<dyn camelot_arena::Player>>; 2],
+        done: Option<f64>,
+    }
+    let players = [a, b];
+    let mut evaluators: Vec<Option<NetEvaluator>> = players
+        .iter()
+        .map(|p| match p {
+            DuelPlayer::Network(n) => Some(NetEvaluator::new(n.clone(), 100_000)),
+            DuelPlayer::Baseline(_) => None,
+        })
+        .collect();
+    let mut searchers =
+        [Searcher::new(search.clone()).map_err(search_error)?, Searcher::new(search.clone()).map_err(search_error)?];
+    let mut matches = Vec::with_capacity(games as usize);
+    for index in 0..games {
+        let opening = camelot_arena::random_opening(rules, opening_plies, derive_seed(seed, 2, (index / 2) as u64));
+        let mut baseline: [Option<Box<dyn camelot_arena::Player>>; 2] = [None, None];
+        for (side, p) in players.iter().enumerate() {
+            if let DuelPlayer::Baseline(spec) = p {
+                baseline[side] = Some(
+                    spec.build(rules, ChaCha8Rng::seed_from_u64(derive_seed(seed, 3 + side as u64, index as u64)))?,
+                );
+            }
+        }
+        matches.push(Match {
+            game: opening,
+            a_white: index % 2 == 0,
+            tree: None,
+            start: None,
+            decisions: Vec::new(),
+            baseline,
+            done: None,
+        });
+    }
+    let side_to_move = |m: &Match| -> usize {
+        let white = m.game.position().turn() == Color::White;
+        if white == m.a_white {
+            0
+        } else {
+            1
+        }
+    };
+    let score = |m: &Match| -> Option<f64> {
+        let winner = match m.game.outcome() {
+            Some(o) => o.winner,
+            None if m.game.moves().len() as u32 >= max_plies => None,
+            None => return None,
+        };
+        Some(match winner {
+            None => 0.5,
+            Some(c) if (c == Color::White) == m.a_white => 1.0,
+            Some(_) => 0.0,
+        })
+    };
+    let mut results = Vec::new();
+    loop {
+        // Baselines move at once; games over are scored.
+        for m in matches.iter_mut().filter(|m| m.done.is_none()) {
+            loop {
+                if let Some(s) = score(m) {
+                    m.done = Some(s);
+                    break;
+                }
+                let side = side_to_move(m);
+                match &mut m.baseline[side] {
+                    Some(player) => {
+                        let choice = player.choose(&m.game)?;
+                        m.game.play(choice.mv);
+                    }
+                    None => break,
+                }
+            }
+        }
+        if matches.iter().all(|m| m.done.is_some()) {
+            break;
+        }
+        for side in 0..2 {
+            let Some(evaluator) = evaluators[side].as_mut() else { continue };
+            let waiting: Vec<usize> = (0..matches.len())
+                .filter(|&i| {
+                    matches[i].done.is_none() && score(&matches[i]).is_none() && side_to_move(&matches[i]) == side
+                })
+                .collect();
+            if waiting.is_empty() {
+                continue;
+            }
+            let mut trees: Vec<Tree<CamelotState>> = waiting
+                .iter()
+                .map(|&i| {
+                    let m = &mut matches[i];
+                    m.tree.take().unwrap_or_else(|| {
+                        let state = CamelotState::from_game(&m.game);
+                        m.start = Some(state.clone());
+                        m.decisions.clear();
+                        Tree::new(state, derive_seed(seed, 5, i as u64))
+                    })
+                })
+                .collect();
+            searchers[side].search_into(&mut trees, evaluator, &mut results).map_err(search_error)?;
+            for ((&i, mut tree), result) in waiting.iter().zip(trees).zip(&results) {
+                let m = &mut matches[i];
+                tree.advance(result.action).map_err(search_error)?;
+                m.decisions.push(result.action);
+                if tree.root_state().is_mid_move() {
+                    m.tree = Some(tree);
+                    continue;
+                }
+                // The move is complete: find it among the turn's moves and play it.
+                let start = m.start.take().ok_or_else(|| SelfplayError::Search("a move without its start".into()))?;
+                let index = (0..start.legal_moves().len())
+                    .find(|&k| start.actions_for_move(k) == m.decisions)
+                    .ok_or_else(|| SelfplayError::Search("the search's decisions name no legal move".into()))?;
+                m.game.play(start.legal_moves()[index]);
+            }
+        }
+    }
+    Ok(matches
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| DuelGame {
+            index: i as u32,
+            score_a: m.done.unwrap_or(0.5),
+            plies: m.game.moves().len() as u32,
+            moves: m
+                .game
+                .positions()
+                .iter()
+                .zip(m.game.moves())
+                .map(|(pos, mv)| rules.move_to_string(pos, mv))
+                .collect(),
+        })
+        .collect())
+}

@@ -1,0 +1,127 @@
+//! Self-play game records and the replay shards that hold them: immutable files, each written
+//! once under a unique name (temporary name, sync, rename), with a SHA-256 checksum so a torn
+//! or damaged shard is refused whole.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use camelot_game::CamelotState;
+use camelot_rules::Ruleset;
+use camelot_search::Game as _;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::SelfplayError;
+
+/// The search's policy target at one decision of a game (full searches only).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecisionTarget {
+    /// Index of the decision in [`GameRecord::actions`].
+    pub decision: u32,
+    /// Every legal action at that decision.
+    pub legal: Vec<u16>,
+    /// The target probability of each legal action (sums to 1).
+    pub policy: Vec<f32>,
+    /// The search's root value, win/draw/loss from the mover's view.
+    pub root_value: [f32; 3],
+}
+
+/// How a self-play game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GameEnd {
+    /// By the rules (castle, capture of all, no legal move, repetition, no progress...).
+    Rules,
+    /// A side resigned.
+    Resigned,
+    /// The ply cap was reached: adjudicated a draw.
+    PlyCap,
+}
+
+/// One finished self-play game.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GameRecord {
+    /// Seed of the game's search trees.
+    pub seed: u64,
+    /// Every decision from the start position, as action indices.
+    pub actions: Vec<u16>,
+    /// Policy targets of the fully searched decisions.
+    pub targets: Vec<DecisionTarget>,
+    /// Winner: 1 White, -1 Black, 0 draw.
+    pub winner: i8,
+    /// How it ended.
+    pub end: GameEnd,
+    /// Whole moves played.
+    pub plies: u32,
+    /// Whether resignation was switched off for this game (to measure false resignations).
+    pub playthrough: bool,
+    /// In a playthrough game: the side (1 White, -1 Black) that would have resigned first, if any.
+    pub would_resign: i8,
+    /// SHA-256 of the network that played it.
+    pub network: String,
+}
+
+const SHARD_MAGIC: &[u8; 8] = b"CZSHARD1";
+
+/// Serialises `games` into shard bytes: magic, SHA-256 of the body, body.
+pub fn encode_shard(games: &[GameRecord]) -> Result<Vec<u8>, SelfplayError> {
+    let body = postcard::to_stdvec(games).map_err(|e| SelfplayError::Search(format!("encoding a shard: {e}")))?;
+    let mut out = Vec::with_capacity(body.len() + 40);
+    out.extend_from_slice(SHARD_MAGIC);
+    out.extend_from_slice(&Sha256::digest(&body));
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Reads a shard, refusing it whole if its magic or checksum is wrong.
+pub fn read_shard(path: &Path) -> Result<Vec<GameRecord>, SelfplayError> {
+    let bytes = std::fs::read(path).map_err(|e| SelfplayError::io(path, e))?;
+    let corrupt = |reason: &str| SelfplayError::Corrupt { path: path.to_path_buf(), reason: reason.to_string() };
+    if bytes.len() < 40 || &bytes[..8] != SHARD_MAGIC {
+        return Err(corrupt("not a camelot-zero replay shard (or truncated)"));
+    }
+    let (sum, body) = bytes[8..].split_at(32);
+    if Sha256::digest(body).as_slice() != sum {
+        return Err(corrupt("checksum mismatch (truncated or damaged)"));
+    }
+    postcard::from_bytes(body).map_err(|e| corrupt(&format!("does not decode: {e}")))
+}
+
+/// A whole move of a replayed game: its canonical notation and the state before it.
+pub struct ReplayedMove {
+    /// The move in notation (canonical path).
+    pub text: String,
+    /// Index of its first decision in [`GameRecord::actions`].
+    pub first_decision: usize,
+}
+
+/// Replays a record's decisions from the start and names each whole move; refuses a record
+/// whose actions are not legal.
+pub fn replay_moves(rules: &Arc<Ruleset>, record: &GameRecord) -> Result<Vec<ReplayedMove>, String> {
+    let mut state = CamelotState::new(rules.clone());
+    let mut moves = Vec::new();
+    let mut i = 0;
+    let mut legal = Vec::new();
+    while i < record.actions.len() {
+        let start = state.clone();
+        let candidates: Vec<Vec<u32>> = (0..start.legal_moves().len()).map(|m| start.actions_for_move(m)).collect();
+        let first = i;
+        loop {
+            let action =
+                *record.actions.get(i).ok_or_else(|| format!("the record stops inside move {}", moves.len() + 1))?
+                    as u32;
+            legal.clear();
+            state.legal_actions(&mut legal);
+            if !legal.contains(&action) {
+                return Err(format!("decision {i}: action {action} is not legal"));
+            }
+            state.apply(action);
+            i += 1;
+            let played: Vec<u32> = record.actions[first..i].iter().map(|&a| a as u32).collect();
+            if let Some(m) = candidates.iter().position(|c| *c == played) {
+                moves.push(ReplayedMove { text: start.path_of(m).to_string(), first_decision: first });
+                break;
+            }
+        }
+    }
+    Ok(moves)
+}

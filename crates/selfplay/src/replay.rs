@@ -1,0 +1,137 @@
+//! The replay window: training positions rebuilt from self-play records, kept compact, and
+//! sampled into training batches.
+
+use std::sync::Arc;
+
+use camelot_game::{planes_len, CamelotState};
+use camelot_net::TrainingSample;
+use camelot_rules::{Color, Role, Ruleset};
+use camelot_search::Game as _;
+
+use crate::record::GameRecord;
+
+/// One plane stored compactly: a constant, or one bit per cell.
+#[derive(Clone, Debug, PartialEq)]
+enum PackedPlane {
+    Constant(f32),
+    Bits(Vec<u64>),
+    Raw(Vec<f32>),
+}
+
+/// A training position kept in a few hundred bytes instead of the planes' 12 KB.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackedSample {
+    planes: Vec<PackedPlane>,
+    legal: Vec<u16>,
+    policy: Vec<f32>,
+    wdl: [f32; 3],
+    material: f32,
+    plies_left: f32,
+}
+
+impl PackedSample {
+    fn pack(planes: &[f32], cells: usize) -> Vec<PackedPlane> {
+        planes
+            .chunks(cells)
+            .map(|plane| {
+                if plane.iter().all(|&x| x == plane[0]) {
+                    PackedPlane::Constant(plane[0])
+                } else if plane.iter().all(|&x| x == 0.0 || x == 1.0) {
+                    let mut bits = vec![0u64; cells.div_ceil(64)];
+                    for (i, &x) in plane.iter().enumerate() {
+                        if x == 1.0 {
+                            bits[i / 64] |= 1 << (i % 64);
+                        }
+                    }
+                    PackedPlane::Bits(bits)
+                } else {
+                    PackedPlane::Raw(plane.to_vec())
+                }
+            })
+            .collect()
+    }
+
+    /// The full training sample.
+    pub fn unpack(&self, cells: usize) -> TrainingSample {
+        let mut planes = Vec::with_capacity(self.planes.len() * cells);
+        for plane in &self.planes {
+            match plane {
+                PackedPlane::Constant(x) => planes.extend(std::iter::repeat_n(*x, cells)),
+                PackedPlane::Bits(bits) => planes.extend((0..cells).map(|i| ((bits[i / 64] >> (i % 64)) & 1) as f32)),
+                PackedPlane::Raw(values) => planes.extend_from_slice(values),
+            }
+        }
+        TrainingSample {
+            planes,
+            legal: self.legal.iter().map(|&a| a as u32).collect(),
+            policy: self.policy.clone(),
+            wdl: self.wdl,
+            material: self.material,
+            plies_left: self.plies_left,
+        }
+    }
+}
+
+/// Material of `color` in knights and men (a knight counts two).
+fn material(pos: &camelot_rules::Position, color: Color) -> f32 {
+    (2 * pos.role(color, Role::Knight).count() + pos.role(color, Role::Man).count()) as f32
+}
+
+/// The training positions of one game (its fully searched decisions), with their targets:
+/// the game's result from the mover's view, final material difference / 14 and plies left / 100.
+pub fn game_samples(rules: &Arc<Ruleset>, record: &GameRecord) -> Result<Vec<PackedSample>, String> {
+    let mut state = CamelotState::new(rules.clone());
+    let cells = state.codec().cells() as usize;
+    let mut planes = vec![0.0; planes_len(&state.codec())];
+    // First pass: the states at the target decisions and the ply of each.
+    let mut targets = record.targets.iter().peekable();
+    let mut at_targets = Vec::new();
+    let mut plies = 0u32;
+    let mut legal = Vec::new();
+    for (i, &action) in record.actions.iter().enumerate() {
+        while let Some(t) = targets.peek() {
+            if t.decision as usize != i {
+                break;
+            }
+            at_targets.push((state.clone(), plies, targets.next().ok_or("target")?));
+        }
+        legal.clear();
+        state.legal_actions(&mut legal);
+        if !legal.contains(&(action as u32)) {
+            return Err(format!("decision {i}: action {action} is not legal"));
+        }
+        state.apply(action as u32);
+        if !state.is_mid_move() {
+            plies += 1;
+        }
+    }
+    // A resigned game stops before its last searched decision is played.
+    for t in targets {
+        if t.decision as usize == record.actions.len() {
+            at_targets.push((state.clone(), plies, t));
+        } else {
+            return Err(format!("target at decision {} beyond the game's end", t.decision));
+        }
+    }
+    let final_pos = state.mid_move().map_or(*state.position(), |m| m.position);
+    let mut out = Vec::with_capacity(at_targets.len());
+    for (s, ply, target) in at_targets {
+        s.encode_planes(&mut planes);
+        let mover = s.position().turn();
+        let mover_sign = if mover == Color::White { 1 } else { -1 };
+        let wdl = match record.winner * mover_sign {
+            1 => [1.0, 0.0, 0.0],
+            -1 => [0.0, 0.0, 1.0],
+            _ => [0.0, 1.0, 0.0],
+        };
+        out.push(PackedSample {
+            planes: PackedSample::pack(&planes, cells),
+            legal: target.legal.clone(),
+            policy: target.policy.clone(),
+            wdl,
+            material: (material(&final_pos, mover) - material(&final_pos, mover.opponent())) / 14.0,
+            plies_left: (record.plies.saturating_sub(ply)) as f32 / 100.0,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,211 @@
+//! `camelot train`: the generation loop with progress bars and a log in the run directory;
+//! `camelot games`: a run's self-play games in notation.
+
+use anyhow::{bail, Context, Result};
+use camelot_net::parse_device;
+use camelot_rules::Ruleset;
+use camelot_selfplay::record::replay_moves;
+use camelot_selfplay::run::read_generation_games;
+use camelot_selfplay::{Event, Observer, RunConfig, RunDir, RunOptions};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Arguments of `camelot train`.
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// Config file (see configs/).
+    #[arg(long)]
+    config: PathBuf,
+    /// Run directory: created on the first call, resumed on the next ones.
+    #[arg(long)]
+    run: PathBuf,
+    /// Device: cpu, cuda, cuda:N, wgpu.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// Resume even though the config differs from the run's run.toml (the change is logged).
+    #[arg(long)]
+    allow_config_change: bool,
+    /// Stop after this many generations of this invocation (the next call continues).
+    #[arg(long)]
+    generations_now: Option<u32>,
+}
+
+/// Progress bars on a terminal (nothing drawn otherwise); phase summaries go to the log.
+struct Bars {
+    bar: Mutex<Option<ProgressBar>>,
+    draw: bool,
+}
+
+impl Observer for Bars {
+    fn event(&self, event: Event) {
+        let Ok(mut slot) = self.bar.lock() else { return };
+        match event {
+            Event::Phase { generation, name, total } => {
+                if let Some(old) = slot.take() {
+                    old.finish_and_clear();
+                }
+                let bar = ProgressBar::with_draw_target(
+                    Some(total),
+                    if self.draw { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() },
+                );
+                let style =
+                    ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar())
+                        .progress_chars("=> ");
+                bar.set_style(style);
+                bar.set_prefix(format!("gen {generation} {name}"));
+                *slot = Some(bar);
+            }
+            Event::Progress { done, message } => {
+                if let Some(bar) = slot.as_ref() {
+                    bar.inc(done);
+                    bar.set_message(message);
+                }
+            }
+            Event::PhaseDone(summary) => {
+                if let Some(bar) = slot.take() {
+                    bar.finish_and_clear();
+                }
+                if self.draw {
+                    eprintln!("{summary}");
+                }
+            }
+        }
+    }
+}
+
+/// Sends `tracing` events to `log.txt` in the run directory (plain text) and, when stderr is
+/// not a terminal, to stderr too (without colour codes).
+fn start_logging(dir: &RunDir) -> Result<()> {
+    std::fs::create_dir_all(dir.root()).with_context(|| format!("creating {}", dir.root().display()))?;
+    let path = dir.log();
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    let to_stderr = !std::io::stderr().is_terminal();
+    let writer = move || -> Box<dyn std::io::Write> {
+        let file: Box<dyn std::io::Write> = Box::new(file.try_clone().expect("the log file handle clones"));
+        if to_stderr {
+            Box::new(Tee(file, std::io::stderr()))
+        } else {
+            file
+        }
+    };
+    let _ = tracing_subscriber::fmt().with_ansi(false).with_target(false).with_writer(writer).try_init();
+    Ok(())
+}
+
+struct Tee<A, B>(A, B);
+
+impl<A: std::io::Write, B: std::io::Write> std::io::Write for Tee<A, B> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write_all(buf)?;
+        self.1.write_all(buf)?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()?;
+        self.1.flush()
+    }
+}
+
+/// Runs `camelot train`.
+pub fn run(args: TrainArgs) -> Result<()> {
+    let config = RunConfig::load(&args.config)?;
+    let dir = RunDir::new(&args.run);
+    start_logging(&dir)?;
+    let options = RunOptions {
+        device: parse_device(&args.device)?,
+        allow_config_change: args.allow_config_change,
+        stop_after: args.generations_now,
+    };
+    tracing::info!(
+        "training {} on {} ({} network) into {}, {} generations",
+        args.config.display(),
+        config.variant,
+        config.network.label(),
+        args.run.display(),
+        config.generations
+    );
+    let bars = Bars { bar: Mutex::new(None), draw: std::io::stderr().is_terminal() };
+    let summary = camelot_selfplay::run(&config, &dir, &options, &bars)?;
+    let line = format!(
+        "run {}: generation {} of {}, {} training steps",
+        args.run.display(),
+        summary.generation,
+        config.generations,
+        summary.train_step
+    );
+    tracing::info!("{line}");
+    println!("{line}");
+    Ok(())
+}
+
+/// Arguments of `camelot games`.
+#[derive(Args, Debug)]
+pub struct GamesArgs {
+    /// Run directory.
+    #[arg(long)]
+    run: PathBuf,
+    /// Generation of the network that played (default: the newest with games).
+    #[arg(long)]
+    generation: Option<u32>,
+    /// Only this game (0-based, in shard order).
+    #[arg(long)]
+    game: Option<usize>,
+}
+
+/// Runs `camelot games`.
+pub fn games(args: GamesArgs) -> Result<()> {
+    let dir = RunDir::new(&args.run);
+    let config = RunConfig::load(&dir.config())?;
+    let rules = Arc::new(Ruleset::variant(&config.variant)?);
+    let generation = match args.generation {
+        Some(g) => g,
+        None => (0..=config.generations)
+            .rev()
+            .find(|&g| dir.shards(g).exists())
+            .with_context(|| format!("{}: no self-play games yet", args.run.display()))?,
+    };
+    let games = read_generation_games(&dir, generation)?;
+    if games.is_empty() {
+        bail!("{}: generation {generation} has no finished games", args.run.display());
+    }
+    let chosen: Vec<(usize, &camelot_selfplay::record::GameRecord)> = match args.game {
+        Some(i) => {
+            vec![(i, games.get(i).with_context(|| format!("generation {generation} has {} games", games.len()))?)]
+        }
+        None => games.iter().enumerate().collect(),
+    };
+    for (i, game) in chosen {
+        let moves =
+            replay_moves(&rules, game).map_err(|e| anyhow::anyhow!("generation {generation}, game {i}: {e}"))?;
+        let result = match game.winner {
+            1 => "1-0",
+            -1 => "0-1",
+            _ => "1/2-1/2",
+        };
+        println!(
+            "[Variant \"{}\"] [Generation \"{generation}\"] [Game \"{i}\"] [Seed \"{}\"] [End \"{:?}\"] [Network \"{}\"]",
+            config.variant,
+            game.seed,
+            game.end,
+            &game.network[..game.network.len().min(16)]
+        );
+        let mut text = String::new();
+        for (k, m) in moves.iter().enumerate() {
+            if k % 2 == 0 {
+                text.push_str(&format!("{}.", k / 2 + 1));
+            }
+            text.push_str(&m.text);
+            text.push(' ');
+        }
+        println!("{text}{result}\n");
+    }
+    Ok(())
+}
