@@ -21,6 +21,8 @@ pub enum BenchCommand {
     Search(SearchArgs),
     /// Network inference per batch size (positions/s, GFLOP/s) and training throughput.
     Net(super::bench_net::NetArgs),
+    /// Self-play throughput by worker threads and the network's share of the time.
+    Selfplay(super::bench_selfplay::SelfplayArgs),
 }
 
 /// Arguments of `camelot bench search`.
@@ -67,6 +69,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Playouts(args) => playouts(args),
         BenchCommand::Search(args) => search(args),
         BenchCommand::Net(args) => super::bench_net::run(args),
+        BenchCommand::Selfplay(args) => super::bench_selfplay::run(args),
     }
 }
 

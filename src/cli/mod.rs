@@ -3,6 +3,7 @@
 mod apply;
 mod bench;
 mod bench_net;
+mod bench_selfplay;
 mod match_cmd;
 mod moves;
 mod net_cmd;
