@@ -1,0 +1,110 @@
+//! Replay records: shards round-trip and refuse damage; packed training positions unpack to
+//! exactly the planes the network would have been given; replayed games name their moves.
+
+use std::sync::Arc;
+
+use camelot_game::{planes_len, CamelotState};
+use camelot_rules::Ruleset;
+use camelot_search::Game as _;
+use camelot_selfplay::record::{encode_shard, read_shard, replay_moves, DecisionTarget, GameEnd, GameRecord};
+use camelot_selfplay::replay::game_samples;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// A random game of `rules` as a record with a uniform policy target at every third decision.
+fn random_record(rules: &Arc<Ruleset>, seed: u64) -> (GameRecord, Vec<CamelotState>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut state = CamelotState::new(rules.clone());
+    let mut record = GameRecord {
+        seed,
+        actions: Vec::new(),
+        targets: Vec::new(),
+        winner: 0,
+        end: GameEnd::PlyCap,
+        plies: 0,
+        playthrough: false,
+        would_resign: 0,
+        network: "test".into(),
+    };
+    let mut states = Vec::new();
+    let mut legal = Vec::new();
+    while state.terminal().is_none() && record.plies < 60 {
+        legal.clear();
+        state.legal_actions(&mut legal);
+        if record.actions.len() % 3 == 0 {
+            record.targets.push(DecisionTarget {
+                decision: record.actions.len() as u32,
+                legal: legal.iter().map(|&a| a as u16).collect(),
+                policy: vec![1.0 / legal.len() as f32; legal.len()],
+                root_value: [0.3, 0.4, 0.3],
+            });
+            states.push(state.clone());
+        }
+        let action = legal[rng.random_range(0..legal.len())];
+        record.actions.push(action as u16);
+        state.apply(action);
+        if !state.is_mid_move() {
+            record.plies += 1;
+        }
+    }
+    if let Some(outcome) = state.terminal() {
+        record.end = GameEnd::Rules;
+        record.winner = match outcome {
+            camelot_search::Outcome::Win(camelot_search::Player::First) => 1,
+            camelot_search::Outcome::Win(camelot_search::Player::Second) => -1,
+            camelot_search::Outcome::Draw => 0,
+        };
+    }
+    (record, states)
+}
+
+#[test]
+fn shards_round_trip_and_refuse_damage() {
+    let rules = Arc::new(Ruleset::variant("camelot").expect("variant"));
+    let games: Vec<GameRecord> = (0..3).map(|s| random_record(&rules, s).0).collect();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("shards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("00000.shard");
+    let bytes = encode_shard(&games).expect("encode");
+    std::fs::write(&path, &bytes).expect("write");
+    assert_eq!(read_shard(&path).expect("read"), games);
+    for cut in [bytes.len() - 1, bytes.len() / 2, 20] {
+        std::fs::write(&path, &bytes[..cut]).expect("write");
+        let err = read_shard(&path).expect_err("truncated").to_string();
+        assert!(err.contains("00000.shard"), "{err}");
+    }
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 1;
+    std::fs::write(&path, &flipped).expect("write");
+    assert!(read_shard(&path).expect_err("damaged").to_string().contains("checksum"));
+}
+
+#[test]
+fn packed_samples_unpack_to_the_exact_planes_and_targets() {
+    for variant in ["camelot", "cam", "chivalry"] {
+        let rules = Arc::new(Ruleset::variant(variant).expect("variant"));
+        for seed in 0..4 {
+            let (record, states) = random_record(&rules, seed);
+            let samples = game_samples(&rules, &record).expect("samples");
+            assert_eq!(samples.len(), states.len());
+            let codec = states[0].codec();
+            for ((packed, state), target) in samples.iter().zip(&states).zip(&record.targets) {
+                let sample = packed.unpack(codec.cells() as usize);
+                let mut planes = vec![0.0; planes_len(&codec)];
+                state.encode_planes(&mut planes);
+                assert_eq!(sample.planes, planes, "{variant}, game {seed}");
+                assert_eq!(sample.legal, target.legal.iter().map(|&a| a as u32).collect::<Vec<_>>());
+                let mover_white = state.position().turn() == camelot_rules::Color::White;
+                let expected = match (record.winner, mover_white) {
+                    (0, _) => [0.0, 1.0, 0.0],
+                    (1, true) | (-1, false) => [1.0, 0.0, 0.0],
+                    _ => [0.0, 0.0, 1.0],
+                };
+                assert_eq!(sample.wdl, expected);
+                assert!(sample.plies_left >= 0.0 && sample.plies_left <= record.plies as f32 / 100.0);
+            }
+            let moves = replay_moves(&rules, &record).expect("moves");
+            assert_eq!(moves.len() as u32, record.plies, "{variant}, game {seed}: one name per whole move");
+        }
+    }
+}
