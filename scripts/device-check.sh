@@ -2,7 +2,10 @@
 # For a session lent a GPU: build with the CUDA backend, compare GPU and CPU outputs of the
 # default network on random positions (relative error < 1e-3, else the script fails), and time
 # inference at batch 256 and 1024 and a training step at batch 1024. Record the output in
-# docs/BENCHMARKS.md. Needs nothing but the repository and an NVIDIA driver.
+# docs/BENCHMARKS.md. Needs an NVIDIA driver, and for the build, burn 0.22's CUDA backend
+# (cubecl-cuda through cubecl-llvm) downloads a prebuilt LLVM bundle from GitHub in a build
+# script (tracel-llvm-bundler; cached in ~/.local/share/tracel): a machine that reaches only
+# crates.io cannot build it. Run it where that download works, or with the cache copied in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
