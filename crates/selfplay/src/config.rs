@@ -217,10 +217,10 @@ impl RunConfig {
         if s.gumbel && s.gumbel_m < 2 {
             return key("selfplay.gumbel_m", "must be at least 2");
         }
-        if !(s.c_puct > 0.0) {
+        if s.c_puct.is_nan() || s.c_puct <= 0.0 {
             return key("selfplay.c_puct", "must be positive");
         }
-        if !(s.dirichlet_alpha > 0.0) {
+        if s.dirichlet_alpha.is_nan() || s.dirichlet_alpha <= 0.0 {
             return key("selfplay.dirichlet_alpha", "must be positive");
         }
         if !(0.0..=1.0).contains(&s.dirichlet_fraction) {

@@ -221,7 +221,7 @@ fn step_selfplay(
 /// One side of an evaluation duel.
 pub enum DuelPlayer {
     /// A network with the evaluation search.
-    Network(Network),
+    Network(Box<Network>),
     /// A baseline player by spec (`greedy`, `random`, `alphabeta:depth=2`, ...).
     Baseline(PlayerSpec),
 }
@@ -266,7 +266,7 @@ pub fn play_duel(
     let mut evaluators: Vec<Option<NetEvaluator>> = players
         .iter()
         .map(|p| match p {
-            DuelPlayer::Network(n) => Some(NetEvaluator::new(n.clone(), 100_000)),
+            DuelPlayer::Network(n) => Some(NetEvaluator::new((**n).clone(), 100_000)),
             DuelPlayer::Baseline(_) => None,
         })
         .collect();

@@ -607,12 +607,12 @@ fn evaluate(
         total: (e.games as u64) * e.opponents.len() as u64,
     });
     let search = config.evaluation_search();
-    let me = DuelPlayer::Network(new.clone());
+    let me = DuelPlayer::Network(Box::new(new.clone()));
     let mut rows = Vec::new();
     let mut scores = Vec::new();
     for (o, opponent) in e.opponents.iter().enumerate() {
         let (other, name) = if opponent == "previous" {
-            (DuelPlayer::Network(previous.clone()), format!("{:06}", next - 1))
+            (DuelPlayer::Network(Box::new(previous.clone())), format!("{:06}", next - 1))
         } else {
             let spec = PlayerSpec::parse(opponent).map_err(|err| SelfplayError::Config {
                 file: dir.config(),
