@@ -199,7 +199,7 @@ pub fn games(args: GamesArgs) -> Result<()> {
         );
         let mut text = String::new();
         for (k, m) in moves.iter().enumerate() {
-            if k % 2 == 0 {
+            if k.is_multiple_of(2) {
                 text.push_str(&format!("{}.", k / 2 + 1));
             }
             text.push_str(&m.text);

@@ -259,7 +259,7 @@ impl RunConfig {
         if e.simulations == 0 {
             return key("evaluation.simulations", "must be at least 1");
         }
-        if e.games % 2 == 1 {
+        if !e.games.is_multiple_of(2) {
             return key("evaluation.games", "must be even (each opening is played with both colours)");
         }
         for spec in &e.opponents {

@@ -285,7 +285,7 @@ pub fn play_duel(
         }
         matches.push(Match {
             game: opening,
-            a_white: index % 2 == 0,
+            a_white: index.is_multiple_of(2),
             tree: None,
             start: None,
             decisions: Vec::new(),

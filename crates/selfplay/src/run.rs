@@ -636,7 +636,7 @@ fn evaluate(
                 format!("{next:06}"),
                 name.clone(),
                 g.index.to_string(),
-                (g.index % 2 == 0).to_string(),
+                g.index.is_multiple_of(2).to_string(),
                 g.score_a.to_string(),
                 g.plies.to_string(),
                 g.moves.join(" "),

@@ -31,7 +31,7 @@ fn random_record(rules: &Arc<Ruleset>, seed: u64) -> (GameRecord, Vec<CamelotSta
     while state.terminal().is_none() && record.plies < 60 {
         legal.clear();
         state.legal_actions(&mut legal);
-        if record.actions.len() % 3 == 0 {
+        if record.actions.len().is_multiple_of(3) {
             record.targets.push(DecisionTarget {
                 decision: record.actions.len() as u32,
                 legal: legal.iter().map(|&a| a as u16).collect(),
