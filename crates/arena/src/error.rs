@@ -66,12 +66,25 @@ pub enum ArenaError {
     /// The spec could not be read.
     #[error(transparent)]
     Spec(#[from] SpecError),
-    /// A spec that names a player this build cannot seat yet.
-    #[error("player `{spec}` needs the network (not built yet): use random, greedy, alphabeta or uct for now")]
-    NeedsNetwork {
-        /// The spec as written.
-        spec: String,
+    /// A checkpoint that cannot be found, loaded or used here.
+    #[error("model `{path}`: {reason}")]
+    Model {
+        /// The model path as given.
+        path: String,
+        /// What went wrong.
+        reason: String,
     },
+    /// The search refused its settings or failed.
+    #[error("player `{player}`: search failed: {reason}")]
+    Search {
+        /// The player's spec.
+        player: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The results file could not be read or written.
+    #[error(transparent)]
+    Results(#[from] crate::results::ResultsError),
     /// `human` outside the terminal game.
     #[error("player `human` can only sit at `camelot play`, which reads the person's moves from the terminal")]
     HumanNeedsTerminal,

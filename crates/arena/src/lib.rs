@@ -7,12 +7,21 @@
 //!   evaluation and principal line for display.
 //! * [`PlayerSpec`]: players are named by spec strings, `name[:key=value,...]`:
 //!   `random`, `greedy`, `alphabeta:depth=3`, `alphabeta:ms=200`, `uct:sims=1000`, `human`
-//!   (only `camelot play` can seat one) and `mcts:model=PATH,sims=200` (parsed, but refused
-//!   until the network exists). Errors name the key at fault.
+//!   (only `camelot play` can seat one) and `mcts:model=PATH,sims=200[,gumbel]...` (a
+//!   checkpoint's network search, [`MctsConfig`]). Errors name the key at fault.
 //! * [`eval`]: the documented hand-made evaluation that `alphabeta` searches with.
 //! * [`play_match`]: games between two specs over shared seeded random openings, each played
 //!   with both colour assignments, in parallel threads, reproducible from one seed whatever the
 //!   thread count; [`Tally`] gives the score with a 95% interval.
+//! * [`arena`]: schedules (round robin, gauntlet, game pairs) over one seeded opening book,
+//!   played in parallel, each game a [`results::ResultRow`]; [`play_pairs`] is the trainer's
+//!   per-generation evaluation and [`run_sprt`] its SPRT gate.
+//! * [`results`]: the crash-safe `results.csv` (append one synced line at a time; a torn last
+//!   line is ignored; a game is never recorded twice).
+//! * [`ratings`]: maximum-likelihood Bradley-Terry-Davidson Elo with a white-advantage term,
+//!   95% intervals and likelihood of superiority ([`fit_ratings`]); [`plot`] draws Elo by
+//!   generation as a PNG.
+//! * [`sprt`]: the pentanomial generalized SPRT of fishtest ([`Sprt`]).
 //! * [`input`]: reading a person's moves (an unambiguous prefix such as origin and destination
 //!   is enough) and commands, for the terminal game.
 //!
@@ -35,19 +44,34 @@
 #![warn(missing_docs)]
 
 mod alphabeta;
+pub mod arena;
 mod basic;
 mod error;
 pub mod eval;
 pub mod input;
 mod matches;
+mod mcts;
 mod player;
+pub mod plot;
+pub mod ratings;
+pub mod results;
 mod spec;
+pub mod sprt;
 mod uct;
 
 pub use alphabeta::{AlphaBeta, AlphaBetaConfig};
+pub use arena::{
+    gauntlet, pair_schedule, play_games, play_pairs, play_scheduled_game, round_robin, run_sprt, ArenaConfig, OnPair,
+    ScheduledGame, SprtReport,
+};
 pub use basic::{Greedy, RandomPlayer};
 pub use error::{ArenaError, SpecError};
 pub use matches::{derive_seed, play_match, random_opening, GameReport, MatchConfig, MatchReport, Tally};
+pub use mcts::{resolve_model_path, Mcts, MctsConfig, ModelStore};
 pub use player::{principal_line_text, Choice, Evaluation, Player};
+pub use plot::plot_elo_by_generation;
+pub use ratings::{fit_ratings, FitOptions, PlayerRating, RatingTable, RatingsError};
+pub use results::{read_results, GameKey, GameResult, ResultRow, ResultsFile, RESULTS_HEADER};
 pub use spec::{PlayerSpec, PLAYER_NAMES};
+pub use sprt::{Sprt, SprtConfig, SprtStatus};
 pub use uct::{Uct, UctConfig};

@@ -3,11 +3,12 @@
 
 use crate::error::ArenaError;
 use crate::eval::{material, Weights};
+use crate::player::Player;
 use crate::spec::PlayerSpec;
 use camelot_rules::{Color, Game, Outcome, Record, Ruleset};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How a match is played.
@@ -167,9 +168,9 @@ pub fn derive_seed(seed: u64, stream: u64, index: u64) -> u64 {
     mix(mix(mix(seed) ^ stream) ^ index)
 }
 
-const STREAM_OPENING: u64 = 1;
-const STREAM_A: u64 = 2;
-const STREAM_B: u64 = 3;
+pub(crate) const STREAM_OPENING: u64 = 1;
+pub(crate) const STREAM_A: u64 = 2;
+pub(crate) const STREAM_B: u64 = 3;
 
 /// A game after `plies` uniformly random moves from the start, drawn from `seed`. An opening
 /// that ends the game is drawn again (up to 100 times; then the longest unfinished prefix of
@@ -195,42 +196,44 @@ pub fn random_opening(rules: &Arc<Ruleset>, plies: u32, seed: u64) -> Game {
     last
 }
 
-fn play_one(
-    rules: &Arc<Ruleset>,
-    a: &PlayerSpec,
-    b: &PlayerSpec,
-    config: &MatchConfig,
-    index: u32,
-) -> Result<GameReport, ArenaError> {
-    let opening = index / 2;
-    let a_is_white = index % 2 == 0;
-    let mut game =
-        random_opening(rules, config.opening_plies, derive_seed(config.seed, STREAM_OPENING, opening as u64));
-    let mut player_a = a.build(rules, ChaCha8Rng::seed_from_u64(derive_seed(config.seed, STREAM_A, index as u64)))?;
-    let mut player_b = b.build(rules, ChaCha8Rng::seed_from_u64(derive_seed(config.seed, STREAM_B, index as u64)))?;
+/// A game played out from `game` (an opening) between two players: the result by the rules
+/// (or by material at the ply cap), plies, and the record's move text.
+pub(crate) struct Finished {
+    /// The result by the rules, `None` when adjudicated at the ply cap.
+    pub outcome: Option<Outcome>,
+    /// The winner, adjudication included.
+    pub winner: Option<Color>,
+    /// Plies played, the opening included.
+    pub plies: u32,
+    /// The record's move text, result included.
+    pub moves_text: String,
+}
+
+/// Plays `game` to its end: `white` and `black` choose in turn; a game still going at
+/// `max_plies` (0: no cap) is adjudicated on material.
+pub(crate) fn play_out(
+    rules: &Ruleset,
+    mut game: Game,
+    white: &mut dyn Player,
+    black: &mut dyn Player,
+    max_plies: u32,
+) -> Result<Finished, ArenaError> {
     let weights = Weights::default();
     let (outcome, winner) = loop {
         if let Some(outcome) = game.outcome() {
             break (Some(outcome), outcome.winner);
         }
-        if config.max_plies > 0 && game.moves().len() as u32 >= config.max_plies {
+        if max_plies > 0 && game.moves().len() as u32 >= max_plies {
             let pos = game.position();
             let lead = material(pos, Color::White, &weights) - material(pos, Color::Black, &weights);
             break (None, (lead != 0).then_some(if lead > 0 { Color::White } else { Color::Black }));
         }
-        let white_to_move = game.position().turn() == Color::White;
-        let player = if white_to_move == a_is_white { &mut player_a } else { &mut player_b };
+        let player: &mut dyn Player = if game.position().turn() == Color::White { &mut *white } else { &mut *black };
         let choice = player.choose(&game)?;
         if !game.legal_moves().contains(&choice.mv) {
             return Err(ArenaError::IllegalChoice { player: player.name(), cpn: rules.to_cpn(game.position()) });
         }
         game.play(choice.mv);
-    };
-    let a_color = if a_is_white { Color::White } else { Color::Black };
-    let score_a = match winner {
-        None => 0.5,
-        Some(c) if c == a_color => 1.0,
-        Some(_) => 0.0,
     };
     let plies = game.moves().len() as u32;
     let mut record = Record::of_game(game);
@@ -244,7 +247,77 @@ fn play_one(
             .to_string(),
         );
     }
-    Ok(GameReport { index, a_is_white, outcome, winner, score_a, plies, moves_text: record.moves_text() })
+    Ok(Finished { outcome, winner, plies, moves_text: record.moves_text() })
+}
+
+fn play_one(
+    rules: &Arc<Ruleset>,
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    config: &MatchConfig,
+    index: u32,
+) -> Result<GameReport, ArenaError> {
+    let opening = index / 2;
+    let a_is_white = index.is_multiple_of(2);
+    let game = random_opening(rules, config.opening_plies, derive_seed(config.seed, STREAM_OPENING, opening as u64));
+    let mut player_a = a.build(rules, ChaCha8Rng::seed_from_u64(derive_seed(config.seed, STREAM_A, index as u64)))?;
+    let mut player_b = b.build(rules, ChaCha8Rng::seed_from_u64(derive_seed(config.seed, STREAM_B, index as u64)))?;
+    let (white, black) = if a_is_white { (&mut player_a, &mut player_b) } else { (&mut player_b, &mut player_a) };
+    let f = play_out(rules, game, white.as_mut(), black.as_mut(), config.max_plies)?;
+    let a_color = if a_is_white { Color::White } else { Color::Black };
+    let score_a = match f.winner {
+        None => 0.5,
+        Some(c) if c == a_color => 1.0,
+        Some(_) => 0.0,
+    };
+    Ok(GameReport {
+        index,
+        a_is_white,
+        outcome: f.outcome,
+        winner: f.winner,
+        score_a,
+        plies: f.plies,
+        moves_text: f.moves_text,
+    })
+}
+
+/// Runs `work(i)` for `i` in `0..count` on `threads` threads, in index order of taking;
+/// returns the results by index, or the first error (after which no new item starts).
+pub(crate) fn run_parallel<T: Send>(
+    count: usize,
+    threads: usize,
+    work: &(dyn Fn(usize) -> Result<T, ArenaError> + Sync),
+) -> Result<Vec<T>, ArenaError> {
+    let threads = threads.clamp(1, count.max(1));
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..count).map(|_| None).collect());
+    let first_error: Mutex<Option<ArenaError>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                if failed.load(Ordering::Relaxed) {
+                    return;
+                }
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= count {
+                    return;
+                }
+                match work(index) {
+                    Ok(value) => results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(value),
+                    Err(err) => {
+                        failed.store(true, Ordering::Relaxed);
+                        first_error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(err);
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(err) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(err);
+    }
+    Ok(results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect())
 }
 
 /// Plays a match of `config.games` games between `a` and `b` on `config.threads` threads.
@@ -265,38 +338,10 @@ pub fn play_match(
     for spec in [a, b] {
         spec.build(&rules, ChaCha8Rng::seed_from_u64(0))?;
     }
-    let threads = config.threads.clamp(1, config.games as usize);
-    let next = AtomicU32::new(0);
-    let failed = AtomicBool::new(false);
-    let results: Mutex<Vec<Option<GameReport>>> = Mutex::new(vec![None; config.games as usize]);
-    let first_error: Mutex<Option<ArenaError>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                if failed.load(Ordering::Relaxed) {
-                    return;
-                }
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                if index >= config.games {
-                    return;
-                }
-                match play_one(&rules, a, b, config, index) {
-                    Ok(report) => {
-                        on_game(&report);
-                        results.lock().unwrap_or_else(|e| e.into_inner())[index as usize] = Some(report);
-                    }
-                    Err(err) => {
-                        failed.store(true, Ordering::Relaxed);
-                        first_error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(err);
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    if let Some(err) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(err);
-    }
-    let games = results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect();
+    let games = run_parallel(config.games as usize, config.threads, &|index| {
+        let report = play_one(&rules, a, b, config, index as u32)?;
+        on_game(&report);
+        Ok(report)
+    })?;
     Ok(MatchReport { a: a.to_string(), b: b.to_string(), games })
 }

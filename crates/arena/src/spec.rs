@@ -3,6 +3,7 @@
 use crate::alphabeta::{AlphaBeta, AlphaBetaConfig};
 use crate::basic::{Greedy, RandomPlayer};
 use crate::error::{ArenaError, SpecError};
+use crate::mcts::{self, MctsConfig, ModelStore};
 use crate::player::Player;
 use crate::uct::{Uct, UctConfig};
 use camelot_rules::Ruleset;
@@ -30,18 +31,14 @@ pub enum PlayerSpec {
     Uct(UctConfig),
     /// `human`: a person at the terminal (only `camelot play` can seat one).
     Human,
-    /// `mcts:model=PATH,sims=N` (default 200): network MCTS, refused until the network exists.
-    Mcts {
-        /// Path of the model.
-        model: String,
-        /// Simulations per move.
-        sims: u32,
-    },
+    /// `mcts:model=PATH,sims=N` (default 200) with optional `gumbel`, `temperature=T`,
+    /// `ms=M`, `cache=K`, `batch=B`, `device=D`: the network's search (see [`MctsConfig`]).
+    Mcts(MctsConfig),
 }
 
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
-const MCTS_KEYS: &str = "model, sims";
+const MCTS_KEYS: &str = "model, sims, gumbel, temperature, ms, cache, batch, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct Settings<'a> {
@@ -50,11 +47,14 @@ struct Settings<'a> {
 }
 
 impl<'a> Settings<'a> {
-    fn parse(player: &'a str, text: Option<&'a str>) -> Result<Settings<'a>, SpecError> {
+    /// Reads `key=value,...`; a bare word in `flags` stands for `word=yes`.
+    fn parse(player: &'a str, text: Option<&'a str>, flags: &[&str]) -> Result<Settings<'a>, SpecError> {
         let mut pairs: Vec<(&str, &str)> = Vec::new();
         for part in text.unwrap_or("").split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (key, value) = part
-                .split_once('=')
+            let (key, value) = Some(part)
+                .filter(|p| flags.contains(p))
+                .map(|p| (p, "yes"))
+                .or_else(|| part.split_once('='))
                 .map(|(k, v)| (k.trim(), v.trim()))
                 .filter(|(k, v)| !k.is_empty() && !v.is_empty())
                 .ok_or_else(|| SpecError::Malformed { player: player.to_string(), text: part.to_string() })?;
@@ -89,6 +89,14 @@ impl<'a> Settings<'a> {
         }
     }
 
+    fn flag(&self, key: &str) -> Result<bool, SpecError> {
+        match self.raw(key) {
+            None | Some("no") | Some("false") | Some("0") => Ok(false),
+            Some("yes") | Some("true") | Some("1") => Ok(true),
+            Some(v) => Err(self.bad(key, v, "yes or no (or the bare word)")),
+        }
+    }
+
     fn number<T: FromStr + PartialOrd>(
         &self,
         key: &str,
@@ -118,7 +126,8 @@ impl PlayerSpec {
             None => (text, None),
         };
         let player = PLAYER_NAMES.iter().find(|p| **p == name).ok_or_else(|| SpecError::UnknownPlayer(name.into()))?;
-        let s = Settings::parse(player, rest)?;
+        let flags: &[&str] = if *player == "mcts" { &["gumbel"] } else { &[] };
+        let s = Settings::parse(player, rest, flags)?;
         Ok(match *player {
             "random" | "greedy" | "human" => {
                 s.only(&[], "none")?;
@@ -155,16 +164,41 @@ impl PlayerSpec {
                 })
             }
             _ => {
-                s.only(&["model", "sims"], MCTS_KEYS)?;
+                s.only(&["model", "sims", "gumbel", "temperature", "ms", "cache", "batch", "device"], MCTS_KEYS)?;
                 let model = s.raw("model").ok_or(SpecError::MissingKey {
                     player: "mcts".to_string(),
                     key: "model",
                     hint: "e.g. mcts:model=runs/quick/latest,sims=200",
                 })?;
+                let d = MctsConfig::default();
                 let sims = s.number::<u32>("sims", 1, u32::MAX - 1, "a whole number of simulations, at least 1")?;
-                PlayerSpec::Mcts { model: model.to_string(), sims: sims.unwrap_or(200) }
+                let ms = s.number::<u64>("ms", 1, 86_400_000, "a whole number of milliseconds, at least 1")?;
+                let temperature = s.number::<f32>("temperature", 0.0, 100.0, "a temperature from 0 to 100")?;
+                let cache = s.number::<usize>("cache", 0, 1 << 30, "a number of cached positions (0: none)")?;
+                let batch = s.number::<u32>("batch", 1, 4096, "leaves per network call, 1 to 4096")?;
+                PlayerSpec::Mcts(MctsConfig {
+                    model: model.to_string(),
+                    sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { d.sims }),
+                    gumbel: s.flag("gumbel")?,
+                    temperature: temperature.unwrap_or(d.temperature),
+                    ms,
+                    cache: cache.unwrap_or(d.cache),
+                    batch: batch.unwrap_or(d.batch),
+                    device: s.raw("device").unwrap_or(&d.device).to_string(),
+                })
             }
         })
+    }
+
+    /// The same spec with a `model=DIR/latest` replaced by the checkpoint it names now
+    /// ([`mcts::resolve_model_path`]), so that results record which model actually played.
+    pub fn resolved(&self) -> Result<PlayerSpec, ArenaError> {
+        match self {
+            PlayerSpec::Mcts(c) => {
+                Ok(PlayerSpec::Mcts(MctsConfig { model: mcts::resolve_model_path(&c.model)?, ..c.clone() }))
+            }
+            other => Ok(other.clone()),
+        }
     }
 
     /// Whether this is the terminal player.
@@ -173,8 +207,19 @@ impl PlayerSpec {
     }
 
     /// Builds the player for `rules`; it draws any randomness from `rng`. Fails for `human`
-    /// (see `camelot play`) and for `mcts` until the network exists.
+    /// (see `camelot play`). An `mcts` player loads its checkpoint here; to share one load
+    /// between many games use [`PlayerSpec::build_with`].
     pub fn build(&self, rules: &Arc<Ruleset>, rng: ChaCha8Rng) -> Result<Box<dyn Player>, ArenaError> {
+        self.build_with(rules, rng, &ModelStore::new())
+    }
+
+    /// Like [`PlayerSpec::build`], taking networks from `models` (loaded on first use).
+    pub fn build_with(
+        &self,
+        rules: &Arc<Ruleset>,
+        rng: ChaCha8Rng,
+        models: &ModelStore,
+    ) -> Result<Box<dyn Player>, ArenaError> {
         let name = self.to_string();
         Ok(match self {
             PlayerSpec::Random => Box::new(RandomPlayer::new(rng)),
@@ -182,7 +227,7 @@ impl PlayerSpec {
             PlayerSpec::AlphaBeta(config) => Box::new(AlphaBeta::new(Arc::clone(rules), *config, name)),
             PlayerSpec::Uct(config) => Box::new(Uct::new(Arc::clone(rules), *config, rng, name)),
             PlayerSpec::Human => return Err(ArenaError::HumanNeedsTerminal),
-            PlayerSpec::Mcts { .. } => return Err(ArenaError::NeedsNetwork { spec: name }),
+            PlayerSpec::Mcts(config) => return mcts::build(config, rules, rng, name, models),
         })
     }
 }
@@ -224,9 +269,28 @@ impl fmt::Display for PlayerSpec {
                 }
                 "uct"
             }
-            PlayerSpec::Mcts { model, sims } => {
-                keys.push(format!("model={model}"));
-                keys.push(format!("sims={sims}"));
+            PlayerSpec::Mcts(c) => {
+                let d = MctsConfig::default();
+                keys.push(format!("model={}", c.model));
+                if c.sims != u32::MAX {
+                    keys.push(format!("sims={}", c.sims));
+                }
+                if c.gumbel {
+                    keys.push("gumbel".to_string());
+                }
+                if c.temperature != d.temperature {
+                    keys.push(format!("temperature={}", c.temperature));
+                }
+                keys.extend(c.ms.map(|ms| format!("ms={ms}")));
+                if c.cache != d.cache {
+                    keys.push(format!("cache={}", c.cache));
+                }
+                if c.batch != d.batch {
+                    keys.push(format!("batch={}", c.batch));
+                }
+                if c.device != d.device {
+                    keys.push(format!("device={}", c.device));
+                }
                 "mcts"
             }
         };

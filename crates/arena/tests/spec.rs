@@ -1,6 +1,6 @@
 //! Player spec strings: what is accepted, what it means, and errors that name the key at fault.
 
-use camelot_arena::{AlphaBetaConfig, ArenaError, PlayerSpec, SpecError, UctConfig};
+use camelot_arena::{AlphaBetaConfig, ArenaError, MctsConfig, PlayerSpec, SpecError, UctConfig};
 use camelot_rules::Ruleset;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -40,8 +40,22 @@ fn good_specs_parse_to_their_settings() {
     assert_eq!(parse("uct:sims=50,cap=10,c=0.5"), PlayerSpec::Uct(UctConfig { sims: 50, ms: None, cap: 10, c: 0.5 }));
     assert_eq!(
         parse("mcts:model=runs/quick/latest,sims=400"),
-        PlayerSpec::Mcts { model: "runs/quick/latest".to_string(), sims: 400 }
+        PlayerSpec::Mcts(MctsConfig { model: "runs/quick/latest".to_string(), sims: 400, ..MctsConfig::default() })
     );
+    assert_eq!(
+        parse("mcts:model=m,sims=50,gumbel,temperature=0.5,ms=100,cache=0,batch=2,device=cuda:1"),
+        PlayerSpec::Mcts(MctsConfig {
+            model: "m".to_string(),
+            sims: 50,
+            gumbel: true,
+            temperature: 0.5,
+            ms: Some(100),
+            cache: 0,
+            batch: 2,
+            device: "cuda:1".to_string(),
+        })
+    );
+    assert_eq!(parse("mcts:model=m,ms=100"), parse("mcts:model=m,ms=100,gumbel=no"));
 }
 
 #[test]
@@ -57,6 +71,8 @@ fn specs_print_back_in_canonical_form() {
         "uct:ms=100",
         "uct:sims=10,cap=5,c=2",
         "mcts:model=m.safetensors,sims=200",
+        "mcts:model=runs/x/models/000017,sims=400,gumbel,temperature=1,ms=50",
+        "mcts:model=m,ms=100",
     ] {
         assert_eq!(parse(text).to_string(), text);
         assert_eq!(parse(&parse(text).to_string()), parse(text));
@@ -98,12 +114,18 @@ fn bad_specs_name_the_player_or_key_at_fault() {
 
     let e = error("mcts:sims=200");
     assert!(e.contains("`model`"), "{e}");
-    let e = error("mcts:model=a,temperature=1");
-    assert!(e.contains("`temperature`"), "{e}");
+    let e = error("mcts:model=a,temp=1");
+    assert!(e.contains("`temp`") && e.contains("gumbel, temperature"), "{e}");
+    let e = error("mcts:model=a,gumbel=maybe");
+    assert!(e.contains("gumbel=maybe"), "{e}");
+    let e = error("mcts:model=a,temperature=-1");
+    assert!(e.contains("temperature=-1"), "{e}");
+    let e = error("uct:gumbel");
+    assert!(e.contains("key=value"), "{e}");
 }
 
 #[test]
-fn building_refuses_human_and_the_network_player() {
+fn building_refuses_human_and_missing_checkpoints() {
     let rules = Arc::new(Ruleset::variant("camelot").expect("camelot exists"));
     let rng = || ChaCha8Rng::seed_from_u64(1);
     for text in ["random", "greedy", "alphabeta:depth=2", "uct:sims=10"] {
@@ -111,11 +133,14 @@ fn building_refuses_human_and_the_network_player() {
         assert_eq!(player.name(), text);
     }
     assert!(matches!(parse("human").build(&rules, rng()), Err(ArenaError::HumanNeedsTerminal)));
-    match parse("mcts:model=runs/x/latest,sims=200").build(&rules, rng()) {
-        Err(e @ ArenaError::NeedsNetwork { .. }) => {
-            assert!(e.to_string().contains("needs the network (not built yet)"), "{e}")
-        }
+    match parse("mcts:model=/nonexistent/latest,sims=200").build(&rules, rng()) {
+        Err(e @ ArenaError::Model { .. }) => assert!(e.to_string().contains("/nonexistent"), "{e}"),
         Err(e) => panic!("wrong error {e}"),
-        Ok(_) => panic!("mcts should not build yet"),
+        Ok(_) => panic!("no checkpoint there"),
+    }
+    match parse("mcts:model=/nonexistent/000003,sims=200").build(&rules, rng()) {
+        Err(e @ ArenaError::Model { .. }) => assert!(e.to_string().contains("000003"), "{e}"),
+        Err(e) => panic!("wrong error {e}"),
+        Ok(_) => panic!("no checkpoint there"),
     }
 }

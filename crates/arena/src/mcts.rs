@@ -1,0 +1,258 @@
+//! `mcts`: the network-guided search of camelot-search playing from a checkpoint.
+//!
+//! A move is a chain of decisions (legs, then `stop` where the chain may go on): the player
+//! searches each decision with [`MctsConfig::sims`] new simulations, reusing the subtree of
+//! the decision just made, until the move is complete, then returns that whole move. Each
+//! game's leaves are sent to the network in batches of [`MctsConfig::batch`] (virtual loss
+//! spreads the descents of one tree), so a player evaluates `batch` positions per forward pass.
+//!
+//! Checkpoints are loaded once per process and path through a [`ModelStore`]; a model path
+//! whose last component is `latest` means the lexicographically largest `NNNNNN.safetensors`
+//! in its directory ([`resolve_model_path`]).
+
+use crate::error::ArenaError;
+use crate::player::{legal_or_over, Choice, Evaluation, Player};
+use camelot_game::CamelotState;
+use camelot_net::{load_checkpoint, parse_device, NetEvaluator, Network};
+use camelot_rules::{Game, Ruleset};
+use camelot_search::{Game as _, SearchConfig, SearchResult, Searcher, TemperatureSchedule, Tree};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Settings of `mcts`: `mcts:model=PATH,sims=N[,gumbel][,temperature=T][,ms=M][,cache=K][,batch=B][,device=D]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MctsConfig {
+    /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
+    pub model: String,
+    /// New simulations per decision (`u32::MAX` with a time limit alone).
+    pub sims: u32,
+    /// Gumbel root search (sequential halving) instead of PUCT.
+    pub gumbel: bool,
+    /// Move temperature: 0 plays the most visited decision; `t > 0` samples in proportion to
+    /// `visits^(1/t)` (PUCT) or adds Gumbel noise of scale `t` (Gumbel).
+    pub temperature: f32,
+    /// Time per move in milliseconds (searched in chunks of 32 simulations until spent).
+    pub ms: Option<u64>,
+    /// Entries of the evaluator's position cache.
+    pub cache: usize,
+    /// Leaves per network call within one game's tree.
+    pub batch: u32,
+    /// Device: `cpu`, `cuda`, `cuda:N`, `wgpu`.
+    pub device: String,
+}
+
+impl Default for MctsConfig {
+    fn default() -> MctsConfig {
+        MctsConfig {
+            model: String::new(),
+            sims: 200,
+            gumbel: false,
+            temperature: 0.0,
+            ms: None,
+            cache: 50_000,
+            batch: 8,
+            device: "cpu".to_string(),
+        }
+    }
+}
+
+impl MctsConfig {
+    /// The search settings this player uses.
+    pub fn search_config(&self) -> SearchConfig {
+        SearchConfig {
+            simulations: self.sims,
+            gumbel: self.gumbel,
+            gumbel_scale: if self.gumbel { self.temperature } else { 0.0 },
+            temperature: TemperatureSchedule::constant(if self.gumbel { 0.0 } else { self.temperature }),
+            leaves_per_tree: self.batch,
+            ..SearchConfig::evaluation()
+        }
+    }
+}
+
+/// The checkpoint a model path names: `DIR/latest` (or `DIR/latest.safetensors`) is the
+/// lexicographically largest `NNNNNN.safetensors` in `DIR` (returned without extension); any
+/// other path is returned as given.
+pub fn resolve_model_path(path: &str) -> Result<String, ArenaError> {
+    let p = Path::new(path);
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if name != "latest" && name != "latest.safetensors" {
+        return Ok(path.to_string());
+    }
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let model_error = |reason: String| ArenaError::Model { path: dir.display().to_string(), reason };
+    // `runs/x/latest` also finds `runs/x/models/NNNNNN`.
+    let candidates = [dir.to_path_buf(), dir.join("models")];
+    for candidate in &candidates {
+        let entries = match std::fs::read_dir(candidate) {
+            Ok(entries) => entries,
+            Err(_) => continue,
+        };
+        let mut best: Option<String> = None;
+        for entry in entries {
+            let entry = entry.map_err(|e| model_error(format!("listing the directory: {e}")))?;
+            let file = entry.file_name();
+            let Some(file) = file.to_str() else { continue };
+            let Some(stem) = file.strip_suffix(".safetensors") else { continue };
+            if stem.is_empty() || !stem.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            if best.as_deref().is_none_or(|b| stem > b) {
+                best = Some(stem.to_string());
+            }
+        }
+        if let Some(stem) = best {
+            return Ok(candidate.join(stem).to_string_lossy().into_owned());
+        }
+    }
+    Err(model_error("no NNNNNN.safetensors checkpoint here (nor under models/) to take as `latest`".to_string()))
+}
+
+/// Networks loaded so far, by checkpoint path and device, so that every game of an arena
+/// shares one load of each checkpoint.
+#[derive(Default)]
+pub struct ModelStore {
+    loaded: Mutex<HashMap<(PathBuf, String), (Network, String)>>,
+}
+
+impl ModelStore {
+    /// An empty store.
+    pub fn new() -> ModelStore {
+        ModelStore::default()
+    }
+
+    /// The network of checkpoint `path` on `device`, loaded on first use. Fails if it cannot
+    /// be loaded or was trained for another variant than `rules`.
+    pub fn network(&self, path: &str, device: &str, rules: &Ruleset) -> Result<Network, ArenaError> {
+        let resolved = PathBuf::from(resolve_model_path(path)?);
+        let key = (resolved.clone(), device.to_string());
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if !loaded.contains_key(&key) {
+            let dev = parse_device(device)
+                .map_err(|e| ArenaError::Model { path: path.to_string(), reason: e.to_string() })?;
+            let (network, card) = load_checkpoint(&resolved, &dev)
+                .map_err(|e| ArenaError::Model { path: path.to_string(), reason: e.to_string() })?;
+            loaded.insert(key.clone(), (network, card.variant));
+        }
+        let (network, variant) = &loaded[&key];
+        if variant != rules.name() {
+            return Err(ArenaError::Model {
+                path: path.to_string(),
+                reason: format!("the model plays `{variant}`, this game is `{}`", rules.name()),
+            });
+        }
+        Ok(network.clone())
+    }
+}
+
+/// The `mcts` player.
+pub struct Mcts {
+    name: String,
+    config: MctsConfig,
+    searcher: Searcher,
+    /// A searcher of 32 simulations, for time-limited search.
+    chunk: Searcher,
+    evaluator: NetEvaluator,
+    rng: ChaCha8Rng,
+}
+
+/// Simulations per search call under a time limit.
+const CHUNK: u32 = 32;
+
+impl Mcts {
+    /// An `mcts` player over `network`; `name` is its spec string.
+    pub fn new(network: Network, config: MctsConfig, rng: ChaCha8Rng, name: String) -> Result<Mcts, ArenaError> {
+        let search = config.search_config();
+        let bad = |e: camelot_search::SearchError| ArenaError::Search { player: name.clone(), reason: e.to_string() };
+        let searcher = Searcher::new(search.clone()).map_err(bad)?;
+        let chunk = Searcher::new(SearchConfig { simulations: CHUNK, ..search }).map_err(bad)?;
+        let evaluator = NetEvaluator::new(network, config.cache);
+        Ok(Mcts { name, config, searcher, chunk, evaluator, rng })
+    }
+
+    /// One decision's search: all simulations at once, or chunks until the deadline.
+    fn search(&mut self, tree: &mut Tree<CamelotState>, deadline: Option<Instant>) -> Result<SearchResult, ArenaError> {
+        let fail = |e: camelot_search::SearchError, name: &str| ArenaError::Search {
+            player: name.to_string(),
+            reason: e.to_string(),
+        };
+        let Some(deadline) = deadline else {
+            return self.searcher.search_one(tree, &mut self.evaluator).map_err(|e| fail(e, &self.name));
+        };
+        let mut done = 0u32;
+        loop {
+            let result = self.chunk.search_one(tree, &mut self.evaluator).map_err(|e| fail(e, &self.name))?;
+            done = done.saturating_add(CHUNK);
+            if done >= self.config.sims || Instant::now() >= deadline || result.proven.is_some() {
+                return Ok(result);
+            }
+        }
+    }
+}
+
+impl Player for Mcts {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn choose(&mut self, game: &Game) -> Result<Choice, ArenaError> {
+        let moves = legal_or_over(game)?;
+        let started = Instant::now();
+        let deadline = self.config.ms.map(|ms| started + Duration::from_millis(ms));
+        let root = CamelotState::from_game(game);
+        let mut tree = Tree::new(root.clone(), self.rng.random());
+        let mut state = root.clone();
+        let mut actions = Vec::new();
+        let mut first: Option<SearchResult> = None;
+        let mut sims = 0u64;
+        loop {
+            let result = self.search(&mut tree, deadline)?;
+            let action = result.action;
+            sims += result.simulations as u64;
+            first.get_or_insert(result);
+            state.apply(action);
+            actions.push(action);
+            if !state.is_mid_move() {
+                break;
+            }
+            tree.advance(action)
+                .map_err(|e| ArenaError::Search { player: self.name.clone(), reason: e.to_string() })?;
+        }
+        let index =
+            (0..moves.len().min(root.legal_moves().len())).find(|&i| root.actions_for_move(i) == actions).ok_or_else(
+                || ArenaError::IllegalChoice { player: self.name.clone(), cpn: game.rules().to_cpn(game.position()) },
+            )?;
+        let mv = root.legal_moves()[index];
+        let value = first.map(|r| r.value).unwrap_or(camelot_search::Wdl::DRAW);
+        let info = format!(
+            "{sims} simulations over {} decisions, {} ms, value W/D/L {:.2}/{:.2}/{:.2}",
+            actions.len(),
+            started.elapsed().as_millis(),
+            value.win,
+            value.draw,
+            value.loss
+        );
+        Ok(Choice {
+            mv,
+            evaluation: Some(Evaluation::ExpectedScore((value.win + 0.5 * value.draw) as f64)),
+            principal_line: vec![mv],
+            info,
+        })
+    }
+}
+
+/// Builds an `mcts` player for `rules` from `config`, loading its network through `models`.
+pub(crate) fn build(
+    config: &MctsConfig,
+    rules: &Arc<Ruleset>,
+    rng: ChaCha8Rng,
+    name: String,
+    models: &ModelStore,
+) -> Result<Box<dyn Player>, ArenaError> {
+    let network = models.network(&config.model, &config.device, rules)?;
+    Ok(Box::new(Mcts::new(network, config.clone(), rng, name)?))
+}

@@ -1,0 +1,139 @@
+//! Arenas on real games (tiny: the `cam` variant, few games): schedules, resumable results,
+//! game pairs, the SPRT driver and a network player from a checkpoint.
+
+use camelot_arena::{
+    fit_ratings, pair_schedule, play_games, play_pairs, resolve_model_path, round_robin, run_sprt, ArenaConfig,
+    FitOptions, GameResult, ModelStore, PlayerSpec, ResultRow, ResultsFile, SprtConfig,
+};
+use camelot_game::CamelotState;
+use camelot_net::{grid_of, parse_device, save_checkpoint, CheckpointInfo, NetConfig, Network};
+use camelot_rules::Ruleset;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+fn cam() -> Arc<Ruleset> {
+    Arc::new(Ruleset::variant("cam").expect("cam exists"))
+}
+
+fn spec(text: &str) -> PlayerSpec {
+    PlayerSpec::parse(text).expect("spec parses")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("camelot-arena-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[test]
+fn schedules_pair_openings_with_both_colours() {
+    let players = [spec("random"), spec("greedy"), spec("alphabeta:depth=1")];
+    let games = round_robin(&players, 4);
+    assert_eq!(games.len(), 3 * 4);
+    for pair in games.chunks(2) {
+        assert_eq!(pair[0].opening, pair[1].opening);
+        assert_eq!((&pair[0].white, &pair[0].black), (&pair[1].black, &pair[1].white));
+    }
+    let hero = camelot_arena::gauntlet(&players[2], &players, 2);
+    assert_eq!(hero.len(), 2 * 2, "the hero meets the two others, not itself");
+    assert!(hero.iter().all(|g| g.white == players[2] || g.black == players[2]));
+}
+
+#[test]
+fn an_arena_resumes_without_replaying_and_rates_the_players() {
+    let rules = cam();
+    let dir = temp_dir("resume");
+    let path = dir.join("results.csv");
+    let config = ArenaConfig { seed: 3, opening_plies: 2, max_plies: 400, threads: 2 };
+    let players = [spec("random"), spec("alphabeta:depth=1")];
+    let schedule = round_robin(&players, 6);
+    let models = ModelStore::new();
+    let play = |games: &[camelot_arena::ScheduledGame]| {
+        let file = Mutex::new(ResultsFile::open(&path).expect("opens"));
+        let todo: Vec<_> = {
+            let f = file.lock().unwrap();
+            games.iter().filter(|g| !f.contains(&g.key(rules.name(), config.seed))).cloned().collect()
+        };
+        let append = |row: &ResultRow| Ok(file.lock().unwrap().append(row).map(|_| ())?);
+        play_games(&rules, &todo, &config, &models, &append).expect("plays")
+    };
+    // A first, interrupted run plays half, the second the rest.
+    assert_eq!(play(&schedule[..3]).len(), 3);
+    assert_eq!(play(&schedule).len(), 3);
+    assert_eq!(play(&schedule).len(), 0, "nothing left to play");
+    let rows = camelot_arena::read_results(&path).expect("reads");
+    assert_eq!(rows.len(), 6);
+    let alone = play_games(&rules, &schedule[4..5], &config, &models, &|_| Ok(())).expect("plays");
+    let recorded = rows.iter().find(|r| r.key() == schedule[4].key(rules.name(), config.seed)).expect("recorded");
+    assert_eq!(&alone[0], recorded, "a game is fixed by its key, whatever else is played");
+    let table = fit_ratings(&rows, &FitOptions::default()).expect("rates");
+    assert_eq!(table.anchor, "random");
+    assert_eq!(table.players[0].spec, "alphabeta:depth=1");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn game_pairs_and_the_sprt_driver() {
+    let rules = cam();
+    let config = ArenaConfig { seed: 5, opening_plies: 2, max_plies: 400, threads: 2 };
+    let (a, b) = (spec("alphabeta:depth=1"), spec("random"));
+    let models = ModelStore::new();
+    let rows = play_pairs(&rules, &a, &b, 2, 10, &config, &models, &|_| Ok(())).expect("plays");
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.iter().map(|r| r.opening).collect::<Vec<_>>(), vec![10, 10, 11, 11]);
+    assert_eq!(rows[0].white, "alphabeta:depth=1");
+    assert_eq!(rows[1].white, "random");
+    assert_eq!(pair_schedule(&a, &b, 2, 10).len(), 4);
+
+    let sprt = SprtConfig { elo0: 0.0, elo1: 200.0, alpha: 0.1, beta: 0.1 };
+    let mut seen = 0;
+    let mut on_pair = |_: &camelot_arena::Sprt, pair: &[ResultRow]| {
+        assert_eq!(pair.len(), 2);
+        seen += 1;
+        Ok(())
+    };
+    let report = run_sprt(&rules, &a, &b, &sprt, 30, &config, &models, &mut on_pair).expect("runs");
+    assert_eq!(report.rows.len() as u64, 2 * report.sprt.pairs());
+    assert_eq!(seen, report.sprt.pairs());
+    assert_eq!(report.status, camelot_arena::SprtStatus::AcceptH1, "{}", report.sprt.summary_line());
+}
+
+#[test]
+fn a_network_player_plays_from_the_latest_checkpoint() {
+    let rules = cam();
+    let dir = temp_dir("mcts");
+    let models_dir = dir.join("models");
+    std::fs::create_dir_all(&models_dir).unwrap();
+    let codec = CamelotState::new(rules.clone()).codec();
+    let device = parse_device("cpu").expect("cpu");
+    for generation in [0u64, 1] {
+        let network = Network::new(&NetConfig::new(1, 8), grid_of(&codec), &device, generation).expect("network");
+        let info = CheckpointInfo { variant: "cam".to_string(), parent: None, step: 0, generation: Some(generation) };
+        save_checkpoint(&models_dir.join(format!("{generation:06}")), &network, &info).expect("saves");
+    }
+    let latest = format!("{}/latest", dir.display());
+    let resolved = resolve_model_path(&latest).expect("resolves");
+    assert!(resolved.ends_with("000001"), "{resolved}");
+
+    let net = spec(&format!("mcts:model={latest},sims=8,batch=4")).resolved().expect("resolves");
+    assert!(net.to_string().contains("models/000001,sims=8,batch=4"), "{net}");
+    let gumbel = spec(&format!("mcts:model={resolved},sims=8,gumbel,temperature=1"));
+    let config = ArenaConfig { seed: 2, opening_plies: 2, max_plies: 60, threads: 2 };
+    let models = ModelStore::new();
+    let rows = play_pairs(&rules, &net, &gumbel, 1, 0, &config, &models, &|_| Ok(())).expect("plays");
+    assert_eq!(rows.len(), 2);
+    assert!(rows
+        .iter()
+        .all(|r| r.plies > 2 && [GameResult::WhiteWins, GameResult::Draw, GameResult::BlackWins].contains(&r.result)));
+
+    // A model for another variant is refused, naming the model.
+    let other = Arc::new(Ruleset::variant("camette").expect("camette"));
+    match net.build_with(&other, ChaCha8Rng::seed_from_u64(0), &models) {
+        Err(e) => assert!(e.to_string().contains("plays `cam`") && e.to_string().contains("000001"), "{e}"),
+        Ok(_) => panic!("a cam model cannot play camette"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
