@@ -1,6 +1,7 @@
 //! Subcommands and the arguments they share.
 
 mod apply;
+mod arena;
 mod bench;
 mod bench_net;
 mod bench_selfplay;
@@ -9,7 +10,9 @@ mod moves;
 mod net_cmd;
 mod perft;
 mod play;
+mod ratings;
 mod show;
+mod sprt;
 mod train;
 
 use anyhow::{Context, Result};
@@ -38,6 +41,12 @@ enum Command {
     Play(play::PlayArgs),
     /// Play many games between two players and report A's score with a 95% interval.
     Match(match_cmd::MatchArgs),
+    /// Round robin or gauntlet of many players; results appended to DIR/results.csv (resumable).
+    Arena(arena::ArenaArgs),
+    /// Elo table with 95% intervals of an arena's results, and the Elo-by-generation plot.
+    Ratings(ratings::RatingsArgs),
+    /// Game pairs between two players until an SPRT accepts H0 or H1.
+    Sprt(sprt::SprtArgs),
     /// Train from scratch by self-play (or resume a run): generations of self-play, training
     /// and evaluation.
     Train(train::TrainArgs),
@@ -61,6 +70,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Show(args) => show::run(args),
         Command::Play(args) => play::run(args),
         Command::Match(args) => match_cmd::run(args),
+        Command::Arena(args) => arena::run(args),
+        Command::Ratings(args) => ratings::run(args),
+        Command::Sprt(args) => sprt::run(args),
         Command::Train(args) => train::run(args),
         Command::Games(args) => train::games(args),
         Command::InitNet(args) => net_cmd::init(args),
