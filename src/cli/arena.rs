@@ -44,16 +44,16 @@ pub struct GameArgs {
     /// Games played at once (`sprt`: pairs are played in batches of this many and counted in
     /// order).
     #[arg(long, default_value_t = 1)]
-    threads: usize,
+    pub threads: usize,
     /// Seed of the opening book and of the players' random choices.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub seed: u64,
     /// Random plies of each opening.
     #[arg(long, default_value_t = 4)]
-    opening_plies: u32,
+    pub opening_plies: u32,
     /// Safety cap on plies per game, adjudicated on material (0: none).
     #[arg(long, default_value_t = 2000)]
-    max_plies: u32,
+    pub max_plies: u32,
 }
 
 impl GameArgs {

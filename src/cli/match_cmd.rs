@@ -23,19 +23,8 @@ pub struct MatchArgs {
     /// Games in all; games 2k and 2k+1 share a random opening, A playing White in the first.
     #[arg(long, default_value_t = 40)]
     games: u32,
-    /// Games played at once, one per thread.
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
-    /// Seed of the openings and of the players' random choices (each game derives its own, so
-    /// the thread count does not change the games).
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Random plies from the start position before the players take over.
-    #[arg(long, default_value_t = 4)]
-    opening_plies: u32,
-    /// Safety cap on plies per game, adjudicated on material (0: none; the rules end every game).
-    #[arg(long, default_value_t = 2000)]
-    max_plies: u32,
+    #[command(flatten)]
+    game: super::arena::GameArgs,
     /// Print every game's moves after its result line.
     #[arg(long)]
     moves: bool,
@@ -49,10 +38,10 @@ pub fn run(args: MatchArgs) -> Result<()> {
     let b = PlayerSpec::parse(&args.b).with_context(|| format!("player B `{}`", args.b))?;
     let config = MatchConfig {
         games: args.games,
-        threads: args.threads,
-        seed: args.seed,
-        opening_plies: args.opening_plies,
-        max_plies: args.max_plies,
+        threads: args.game.threads,
+        seed: args.game.seed,
+        opening_plies: args.game.opening_plies,
+        max_plies: args.game.max_plies,
     };
     println!(
         "match {a} vs {b}: variant {}, {} games, seed {}, {} opening plies, {} threads",
