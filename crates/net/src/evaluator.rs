@@ -7,6 +7,7 @@ use camelot_game::CamelotState;
 use camelot_search::{EvalError, Evaluations, Evaluator, Game, Wdl};
 use lru::LruCache;
 
+use crate::model::AUX_OUTPUTS;
 use crate::network::Network;
 
 /// Cached result of one state: priors over its legal actions (in the search's order) and value.
@@ -33,6 +34,7 @@ pub struct NetEvaluator {
     planes: Vec<f32>,
     misses: Vec<usize>,
     stats: EvalStats,
+    material_utility: f32,
 }
 
 /// The cache key of a state: its hash (position and place inside the move) and how often the
@@ -50,7 +52,25 @@ impl NetEvaluator {
             planes: Vec::new(),
             misses: Vec::new(),
             stats: EvalStats::default(),
+            material_utility: 0.0,
         }
+    }
+
+    /// Blends the network's predicted final material into the value the search sees, in the
+    /// manner of KataGo's score utility: the search's scalar value becomes
+    /// `(1 - f) * (win - loss) + f * clamp(material, -1, 1)`, with the draw probability taking
+    /// the rest. It breaks the symmetry of games that end in draws at a ply cap: the value head
+    /// learns only "draw" from them, the material head learns who was ahead. `f` is clamped to
+    /// [0, 1]; 0 (the default) leaves the value as the network gives it. A model without
+    /// auxiliary heads ignores it.
+    pub fn with_material_utility(mut self, f: f32) -> NetEvaluator {
+        self.material_utility = if f.is_finite() { f.clamp(0.0, 1.0) } else { 0.0 };
+        self
+    }
+
+    /// The material utility weight (see [`NetEvaluator::with_material_utility`]).
+    pub fn material_utility(&self) -> f32 {
+        self.material_utility
     }
 
     /// The network.
@@ -69,6 +89,18 @@ impl NetEvaluator {
             cache.clear();
         }
     }
+}
+
+/// `wdl` with a share `f` of its mass replaced by the material prediction (see
+/// [`NetEvaluator::with_material_utility`]): win and loss scaled by `1 - f`, then `f * m` added
+/// to win (m > 0) or `f * -m` to loss (m < 0); draw keeps the remainder, so the result is still
+/// a distribution and `win - loss = (1 - f)(w - l) + f m`.
+fn blend_material(wdl: Wdl, material: Option<f32>, f: f32) -> Wdl {
+    let Some(m) = material.filter(|m| f > 0.0 && m.is_finite()) else { return wdl };
+    let m = m.clamp(-1.0, 1.0);
+    let win = (1.0 - f) * wdl.win + f * m.max(0.0);
+    let loss = (1.0 - f) * wdl.loss + f * (-m).max(0.0);
+    Wdl::new(win, (1.0 - win - loss).max(0.0), loss)
 }
 
 /// Softmax of `logits` at `legal` into `priors` (illegal actions never enter the sum).
@@ -119,7 +151,8 @@ impl Evaluator<CamelotState> for NetEvaluator {
             let wdl = &raw.wdl[slot * 3..slot * 3 + 3];
             let entry = out.entry_mut(i);
             masked_softmax(logits, entry.legal, entry.priors);
-            *entry.value = Wdl::new(wdl[0], wdl[1], wdl[2]);
+            let material = raw.aux.get(slot * AUX_OUTPUTS.len()).copied();
+            *entry.value = blend_material(Wdl::new(wdl[0], wdl[1], wdl[2]), material, self.material_utility);
             if let Some(cache) = &mut self.cache {
                 let cached = CachedEval { priors: entry.priors.to_vec().into_boxed_slice(), value: *entry.value };
                 cache.put(cache_key(states[i]), cached);
@@ -131,7 +164,22 @@ impl Evaluator<CamelotState> for NetEvaluator {
 
 #[cfg(test)]
 mod tests {
-    use super::masked_softmax;
+    use super::{blend_material, masked_softmax};
+    use camelot_search::Wdl;
+
+    #[test]
+    fn material_blend_keeps_a_distribution_and_moves_the_value() {
+        let wdl = Wdl::new(0.2, 0.5, 0.3);
+        assert_eq!(blend_material(wdl, Some(0.8), 0.0), wdl);
+        assert_eq!(blend_material(wdl, None, 0.5), wdl);
+        for (m, f) in [(0.8f32, 0.3f32), (-2.0, 0.5), (0.0, 1.0), (1.0, 1.0)] {
+            let b = blend_material(wdl, Some(m), f);
+            assert!((b.win + b.draw + b.loss - 1.0).abs() < 1e-6, "{b:?}");
+            assert!(b.win >= 0.0 && b.draw >= 0.0 && b.loss >= 0.0, "{b:?}");
+            let expected = (1.0 - f) * (wdl.win - wdl.loss) + f * m.clamp(-1.0, 1.0);
+            assert!((b.value() - expected).abs() < 1e-6, "{b:?} vs {expected}");
+        }
+    }
 
     #[test]
     fn masked_softmax_ignores_illegal_actions() {
