@@ -98,6 +98,10 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
     ] {
         assert!(run.join(name).is_file(), "{name} missing");
     }
+    for plot in ["loss", "value_accuracy", "evaluation", "elo"] {
+        let bytes = read(&run.join(format!("plots/{plot}.png")));
+        assert_eq!(&bytes[1..4], b"PNG", "plots/{plot}.png is not a PNG");
+    }
     // Every checkpoint loads and evaluates.
     let eval = camelot(&["eval-net", "--model", run.join("models/000002").to_str().expect("utf-8")]);
     assert!(eval.status.success(), "{}", text(&eval.stderr));
@@ -121,6 +125,23 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
     assert!(generations.contains("random="), "{generations}");
     let results = text(&read(&run.join("arena/results.csv")));
     assert_eq!(results.lines().count(), 1 + 2 * 2 * 4, "two generations x two opponents x four games\n{results}");
+    assert!(results.starts_with("variant,white,black,result,plies,reason,seed,opening,moves\n"), "{results}");
+    assert!(results.contains("\"mcts:model=models/000002,sims=8,gumbel\""), "{results}");
+
+    // The run's rating history is one command away: every network and baseline rated.
+    let ratings = camelot(&["ratings", run.join("arena").to_str().expect("utf-8")]);
+    assert!(ratings.status.success(), "{}", text(&ratings.stderr));
+    let table = text(&ratings.stdout);
+    for player in ["mcts:model=models/000000,sims=8,gumbel ", "mcts:model=models/000002,sims=8,gumbel ", "random "] {
+        assert!(table.lines().any(|l| l.starts_with(player)), "{player} not rated:\n{table}");
+    }
+    assert!(table.lines().any(|l| l.starts_with("random ") && l.contains(" 0.0 +-")), "{table}");
+
+    // A run's promises are checked with its own evaluation search.
+    let check = camelot(&["evaluate", "--run", run.to_str().expect("utf-8"), "--opponent", "random", "--games", "4"]);
+    assert!(check.status.success(), "{}", text(&check.stderr));
+    let report = text(&check.stdout);
+    assert!(report.contains("generation 2 of") && report.contains("vs random: score: "), "{report}");
 
     // The games print in notation, each ending with its result.
     let games = camelot(&["games", "--run", run.to_str().expect("utf-8"), "--generation", "1"]);
@@ -218,4 +239,39 @@ fn a_changed_config_is_refused_with_its_keys_unless_allowed() {
     std::fs::write(&broken, body.replace("[replay]", "[replay]\nbogus = 1")).expect("write");
     let out = train(&broken, &dir.join("other"), &[]);
     assert!(text(&out.stderr).contains("bogus"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn the_sprt_gate_keeps_an_unproven_network_out_of_self_play() {
+    let dir = temp("gate");
+    let base = std::fs::read_to_string(tiny_config(&dir, 2)).expect("config");
+    // Two pairs can never reach the SPRT's bounds: the gate runs out of pairs and rejects.
+    let gated = base.replace(
+        "opening_plies = 2",
+        "opening_plies = 2\ngate = \"sprt\"\n\n[evaluation.sprt]\nelo0 = 0.0\nelo1 = 30.0\nalpha = 0.05\nbeta = 0.05\nmax_pairs = 2",
+    );
+    let config = dir.join("gated.toml");
+    std::fs::write(&config, gated).expect("write");
+    let run = dir.join("run");
+    let out = train(&config, &run, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for g in [1, 2] {
+        let decision: serde_json::Value =
+            serde_json::from_slice(&read(&run.join(format!("arena/gate-{g:06}.json")))).expect("gate file parses");
+        assert_eq!(decision["accepted"], false, "{decision}");
+        assert_eq!(decision["verdict"], "limit", "{decision}");
+        assert_eq!(decision["pairs"], 2, "{decision}");
+        assert_eq!(decision["against"], 0, "network 0 keeps playing: {decision}");
+    }
+    // Generation 1's games were played by network 0 (the trained network 1 was not promoted).
+    let card: serde_json::Value = serde_json::from_slice(&read(&run.join("models/000000.json"))).expect("card");
+    let hash = card["weights_sha256"].as_str().expect("hash");
+    let games = camelot(&["games", "--run", run.to_str().expect("utf-8"), "--generation", "1"]);
+    assert!(games.status.success(), "{}", text(&games.stderr));
+    let listing = text(&games.stdout);
+    assert!(listing.contains(&format!("[Network \"{}\"]", &hash[..16])), "{listing}");
+    assert!(text(&read(&run.join("log.txt"))).contains("self-play with network 0"));
+    // The gate's games are rated with the others.
+    let results = text(&read(&run.join("arena/results.csv")));
+    assert_eq!(results.lines().count(), 1 + 2 * (2 * 4 + 2 * 2), "evaluation and gate games\n{results}");
 }

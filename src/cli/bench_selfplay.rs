@@ -5,7 +5,7 @@
 use anyhow::{bail, Result};
 use camelot_game::CamelotState;
 use camelot_net::{grid_of, parse_device, Network};
-use camelot_selfplay::play::{derive_seed, play_selfplay_group};
+use camelot_selfplay::play::{derive_seed, play_selfplay_group, with_network_threads};
 use camelot_selfplay::RunConfig;
 use clap::Args;
 use std::path::PathBuf;
@@ -24,6 +24,9 @@ pub struct SelfplayArgs {
     /// Plies per game (the config's ply cap is lowered to this, to bound the time).
     #[arg(long, default_value_t = 40)]
     plies: u32,
+    /// CPU threads of each worker's network passes (so `--threads T` uses T x this cores).
+    #[arg(long, default_value_t = 1)]
+    network_threads: usize,
     /// Device: cpu, cuda, cuda:N, wgpu.
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -41,14 +44,15 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
     let codec = CamelotState::new(rules.clone()).codec();
     let network = Network::new(&config.network, grid_of(&codec), &parse_device(&args.device)?, 1)?;
     println!(
-        "{}: {} network, {} games per worker batch, {} simulations ({} fast, {:.0}% full), {} plies per game",
+        "{}: {} network, {} games per worker batch, {} simulations ({} fast, {:.0}% full), {} plies per game, {} network thread(s) per worker",
         args.config.display(),
         config.network.label(),
         config.selfplay.parallel_games,
         config.selfplay.simulations,
         config.selfplay.fast_simulations,
         100.0 * config.selfplay.full_search_fraction,
-        config.selfplay.max_plies
+        config.selfplay.max_plies,
+        args.network_threads
     );
     let mut base = None;
     for &threads in &args.threads {
@@ -57,15 +61,18 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     let (rules, network, config) = (&rules, &network, &config);
+                    let network_threads = args.network_threads;
                     scope.spawn(move || {
-                        play_selfplay_group(
-                            rules,
-                            network,
-                            "bench",
-                            config,
-                            derive_seed(1, 9, t as u64),
-                            config.selfplay.parallel_games,
-                        )
+                        with_network_threads(network_threads, || {
+                            play_selfplay_group(
+                                rules,
+                                network,
+                                "bench",
+                                config,
+                                derive_seed(1, 9, t as u64),
+                                config.selfplay.parallel_games,
+                            )
+                        })
                     })
                 })
                 .collect();

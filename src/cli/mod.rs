@@ -52,6 +52,8 @@ enum Command {
     Train(train::TrainArgs),
     /// Print a run's self-play games in notation.
     Games(train::GamesArgs),
+    /// Play a run's network against opponents with the run's evaluation search (its promises).
+    Evaluate(train::EvaluateArgs),
     /// Save a fresh, untrained network as a checkpoint (a run's generation 0).
     InitNet(net_cmd::InitNetArgs),
     /// A network checkpoint's value and most likely moves in a position.
@@ -75,6 +77,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Sprt(args) => sprt::run(args),
         Command::Train(args) => train::run(args),
         Command::Games(args) => train::games(args),
+        Command::Evaluate(args) => train::evaluate(args),
         Command::InitNet(args) => net_cmd::init(args),
         Command::EvalNet(args) => net_cmd::eval(args),
         Command::Bench(cmd) => bench::run(cmd),

@@ -209,3 +209,85 @@ pub fn games(args: GamesArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// Arguments of `camelot evaluate`.
+#[derive(Args, Debug)]
+pub struct EvaluateArgs {
+    /// Run directory.
+    #[arg(long)]
+    run: PathBuf,
+    /// Generation of the network to check (default: the newest evaluated one).
+    #[arg(long)]
+    generation: Option<u32>,
+    /// Opponents: `initial` (generation 0), `previous`, a generation number, or a baseline
+    /// spec (`random`, `greedy`, `alphabeta:depth=2`, ...). Repeatable.
+    #[arg(long = "opponent", required = true)]
+    opponents: Vec<String>,
+    /// Games per opponent (even: each opening with both colours).
+    #[arg(long, default_value_t = 100)]
+    games: u32,
+    /// Seed of the openings (different from the trainer's evaluation seeds by default).
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+    /// Simulations per decision (default: the run's evaluation.simulations).
+    #[arg(long)]
+    simulations: Option<u32>,
+    /// Also append the games to DIR/results.csv (the arena format; `camelot ratings DIR`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Device: cpu, cuda, cuda:N, wgpu.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+}
+
+/// Runs `camelot evaluate`: a run's network against opponents with the run's own evaluation
+/// search, one `score:` line per opponent.
+pub fn evaluate(args: EvaluateArgs) -> Result<()> {
+    if args.games == 0 || !args.games.is_multiple_of(2) {
+        bail!("--games must be even and positive (each opening is played with both colours), got {}", args.games);
+    }
+    let dir = RunDir::new(&args.run);
+    let mut config = RunConfig::load(&dir.config())?;
+    if let Some(sims) = args.simulations {
+        if sims == 0 {
+            bail!("--simulations must be at least 1");
+        }
+        config.evaluation.simulations = sims;
+    }
+    let generation = match args.generation {
+        Some(g) => g,
+        None => camelot_selfplay::run::read_state(&dir)?.generation,
+    };
+    let device = parse_device(&args.device)?;
+    let mut results = match &args.out {
+        Some(out) => Some(camelot_arena::ResultsFile::open(&out.join("results.csv"))?),
+        None => None,
+    };
+    println!(
+        "generation {generation} of {} at {} simulations{}, ply cap {}, {} games per opponent",
+        args.run.display(),
+        config.evaluation.simulations,
+        if config.selfplay.gumbel { " (Gumbel)" } else { "" },
+        config.evaluation_max_plies(),
+        args.games
+    );
+    for opponent in &args.opponents {
+        let started = std::time::Instant::now();
+        let report =
+            camelot_selfplay::check_network(&config, &dir, &device, generation, opponent, args.games, args.seed)?;
+        if let Some(file) = results.as_mut() {
+            for row in &report.rows {
+                file.append(row)?;
+            }
+        }
+        let plies: u32 = report.rows.iter().map(|r| r.plies).sum();
+        println!(
+            "vs {}: {} ({:.0} plies per game, {:.0} s)",
+            report.opponent,
+            report.tally.summary_line(),
+            plies as f64 / report.rows.len().max(1) as f64,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}

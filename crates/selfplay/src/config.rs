@@ -95,6 +95,16 @@ pub struct SelfplayConfig {
     /// Entries of each worker's evaluation cache.
     #[serde(default = "cache")]
     pub cache: u32,
+    /// CPU threads each worker's network passes may use (0: the machine's cores divided among
+    /// the workers, at least 1). One thread per worker scales best on a CPU: small batches
+    /// gain little from splitting one pass over cores and lose to their synchronisation.
+    #[serde(default)]
+    pub network_threads: u32,
+    /// Weight of the network's predicted final material in the value the search sees (0: off;
+    /// KataGo's score utility in spirit, see `NetEvaluator::with_material_utility`). Self-play
+    /// and evaluation games both use it; targets are unchanged (a capped game is a draw).
+    #[serde(default)]
+    pub material_utility: f32,
 }
 
 /// Which positions each generation trains on.
@@ -119,12 +129,58 @@ pub struct EvaluationConfig {
     pub games: u32,
     /// Simulations per decision of the network players.
     pub simulations: u32,
-    /// Opponents: `previous` (the last generation's network) or baseline specs (`greedy`,
+    /// Opponents: `previous` (the last generation's network), `initial` (generation 0, the
+    /// untrained network) or baseline specs (`greedy`,
     /// `random`, `alphabeta:depth=2`, ...).
     pub opponents: Vec<String>,
     /// Random plies of each opening.
     #[serde(default = "four")]
     pub opening_plies: u32,
+    /// Ply cap of evaluation games, adjudicated as a draw (0: the self-play cap).
+    #[serde(default)]
+    pub max_plies: u32,
+    /// Whether a new network must prove itself before it plays the next generation's games:
+    /// `none` (always promoted) or `sprt` (an SPRT against the network playing now, at the
+    /// evaluation's search; rejected networks keep training but do not play).
+    #[serde(default)]
+    pub gate: Gate,
+    /// The gate's SPRT: Elo of H0 and H1, error rates, and the most game pairs it may play
+    /// before it rejects (a test that has not accepted H1 by then fails the gate).
+    #[serde(default)]
+    pub sprt: GateSprt,
+}
+
+/// Promotion rule of new networks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Gate {
+    /// Every new network plays the next generation.
+    #[default]
+    None,
+    /// A new network plays only after an SPRT accepts that it is stronger.
+    Sprt,
+}
+
+/// Settings of the SPRT gate (`evaluation.sprt`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateSprt {
+    /// Elo difference of the null hypothesis.
+    pub elo0: f64,
+    /// Elo difference of the alternative.
+    pub elo1: f64,
+    /// False-acceptance rate of H1.
+    pub alpha: f64,
+    /// False-acceptance rate of H0.
+    pub beta: f64,
+    /// Most game pairs before the gate gives up (and rejects).
+    pub max_pairs: u32,
+}
+
+impl Default for GateSprt {
+    fn default() -> GateSprt {
+        GateSprt { elo0: 0.0, elo1: 30.0, alpha: 0.05, beta: 0.05, max_pairs: 200 }
+    }
 }
 
 fn one() -> u32 {
@@ -242,6 +298,12 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&s.resign_playthrough) {
             return key("selfplay.resign_playthrough", "must be in [0, 1]");
         }
+        if !(0.0..=1.0).contains(&s.material_utility) {
+            return key("selfplay.material_utility", "must be in [0, 1]");
+        }
+        if s.network_threads > 1024 {
+            return key("selfplay.network_threads", "must be at most 1024 (0: automatic)");
+        }
         if s.leaves_per_tree == 0 {
             return key("selfplay.leaves_per_tree", "must be at least 1");
         }
@@ -262,8 +324,22 @@ impl RunConfig {
         if !e.games.is_multiple_of(2) {
             return key("evaluation.games", "must be even (each opening is played with both colours)");
         }
+        if e.gate == Gate::Sprt {
+            let g = &e.sprt;
+            if !(g.elo0.is_finite() && g.elo1.is_finite() && g.elo1 > g.elo0) {
+                return key("evaluation.sprt.elo1", "must be finite and above evaluation.sprt.elo0");
+            }
+            for (k, v) in [("evaluation.sprt.alpha", g.alpha), ("evaluation.sprt.beta", g.beta)] {
+                if !(v > 0.0 && v < 0.5) {
+                    return key(k, "must be in (0, 0.5)");
+                }
+            }
+            if g.max_pairs == 0 {
+                return key("evaluation.sprt.max_pairs", "must be at least 1");
+            }
+        }
         for spec in &e.opponents {
-            if spec != "previous" {
+            if spec != "previous" && spec != "initial" {
                 let parsed = camelot_arena::PlayerSpec::parse(spec)
                     .map_err(|err| format!("evaluation.opponents: `{spec}`: {err}"))?;
                 if parsed.is_human() {
@@ -308,6 +384,26 @@ impl RunConfig {
             gumbel: self.selfplay.gumbel,
             gumbel_m: self.selfplay.gumbel_m,
             ..SearchConfig::evaluation()
+        }
+    }
+
+    /// Ply cap of the evaluation games.
+    pub fn evaluation_max_plies(&self) -> u32 {
+        if self.evaluation.max_plies == 0 {
+            self.selfplay.max_plies
+        } else {
+            self.evaluation.max_plies
+        }
+    }
+
+    /// CPU threads for each self-play worker's network passes.
+    pub fn network_threads(&self) -> usize {
+        match self.selfplay.network_threads {
+            0 => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                (cores / self.selfplay.workers.max(1) as usize).max(1)
+            }
+            n => n as usize,
         }
     }
 

@@ -8,10 +8,14 @@
 pub mod config;
 mod error;
 pub mod play;
+pub mod plots;
 pub mod record;
 pub mod replay;
 pub mod run;
 
 pub use config::RunConfig;
 pub use error::SelfplayError;
-pub use run::{run, Event, Observer, RunDir, RunOptions, RunState, RunSummary, Silent};
+pub use run::{
+    check_network, playing_generation, read_gate, run, CheckReport, Event, GateDecision, Observer, RunDir, RunOptions,
+    RunState, RunSummary, Silent,
+};

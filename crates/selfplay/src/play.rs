@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use camelot_arena::PlayerSpec;
 use camelot_game::CamelotState;
 use camelot_net::{NetEvaluator, Network};
-use camelot_rules::{Color, Game as RulesGame, Ruleset};
+use camelot_rules::{Color, Game as RulesGame, Record, Ruleset};
 use camelot_search::{
     EvalError, Evaluations, Evaluator, Game as _, Outcome, Player, SearchConfig, SearchResult, Searcher, Tree,
 };
@@ -42,6 +42,17 @@ impl<E: Evaluator<CamelotState>> Evaluator<CamelotState> for TimedEvaluator<E> {
         self.elapsed += started.elapsed();
         self.states += states.len() as u64;
         result
+    }
+}
+
+/// Runs `work` with rayon (and so burn's CPU backend) limited to `threads` threads, in a pool
+/// of its own: each self-play worker gets one, so that workers do not fight over one global
+/// pool.
+pub fn with_network_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
+    match rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build() {
+        Ok(pool) => pool.install(work),
+        // No pool (threads could not start): the global one still gives correct results.
+        Err(_) => work(),
     }
 }
 
@@ -99,7 +110,9 @@ pub fn play_selfplay_group(
     let s = &config.selfplay;
     // A fresh cache per group keeps a group's games independent of what ran before, so a
     // group replayed after a crash is identical.
-    let mut evaluator = TimedEvaluator::new(NetEvaluator::new(network.clone(), s.cache as usize));
+    let mut evaluator = TimedEvaluator::new(
+        NetEvaluator::new(network.clone(), s.cache as usize).with_material_utility(s.material_utility),
+    );
     let mut full = Searcher::new(config.full_search()).map_err(search_error)?;
     let mut fast = Searcher::new(config.fast_search()).map_err(search_error)?;
     let start = CamelotState::new(rules.clone());
@@ -218,6 +231,45 @@ fn step_selfplay(
     Ok(())
 }
 
+/// [`play_duel`] split over `workers` threads (each with `network_threads` threads for its
+/// network passes), in parts of whole opening pairs; the same games as one call.
+pub fn play_duel_parallel(
+    rules: &Arc<Ruleset>,
+    a: &DuelPlayer,
+    b: &DuelPlayer,
+    config: &DuelConfig,
+    workers: usize,
+    network_threads: usize,
+) -> Result<Vec<DuelGame>, SelfplayError> {
+    let pairs = config.games.div_ceil(2);
+    let workers = (workers.max(1) as u32).min(pairs.max(1));
+    let per_worker = pairs.div_ceil(workers) * 2;
+    let parts: Vec<DuelConfig> = (0..workers)
+        .map(|w| w * per_worker)
+        .filter(|&start| start < config.games)
+        .map(|start| DuelConfig {
+            games: per_worker.min(config.games - start),
+            first_game: config.first_game + start,
+            ..config.clone()
+        })
+        .collect();
+    let results: Vec<Result<Vec<DuelGame>, SelfplayError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .iter()
+            .map(|part| scope.spawn(move || with_network_threads(network_threads, || play_duel(rules, a, b, part))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(SelfplayError::Search("an evaluation worker panicked".into()))))
+            .collect()
+    });
+    let mut games = Vec::with_capacity(config.games as usize);
+    for part in results {
+        games.extend(part?);
+    }
+    Ok(games)
+}
+
 /// One side of an evaluation duel.
 pub enum DuelPlayer {
     /// A network with the evaluation search.
@@ -235,24 +287,42 @@ pub struct DuelGame {
     pub score_a: f64,
     /// Whole moves played, the opening included.
     pub plies: u32,
-    /// Moves in notation, the opening included.
-    pub moves: Vec<String>,
+    /// How the game ended, in words.
+    pub reason: String,
+    /// The game's record text (numbered moves and the result), the opening included.
+    pub record: String,
 }
 
-/// Plays `games` games between `a` and `b` from paired random openings of `opening_plies`
-/// plies, all at once: every network's leaves go to it in one batch per round. Games reaching
-/// `max_plies` are draws.
-#[allow(clippy::too_many_arguments)]
+/// How duel games are played.
+#[derive(Clone, Debug)]
+pub struct DuelConfig {
+    /// The network players' search.
+    pub search: SearchConfig,
+    /// Games (an even number plays each opening with both colour assignments).
+    pub games: u32,
+    /// Random plies of each opening.
+    pub opening_plies: u32,
+    /// Games reaching this many plies are draws.
+    pub max_plies: u32,
+    /// Seed of the openings and the players' random streams.
+    pub seed: u64,
+    /// The network players' material utility (see `NetEvaluator::with_material_utility`).
+    pub material_utility: f32,
+    /// Index of the first game (games `first_game..first_game + games`): openings and random
+    /// streams follow the index, so a duel split into parts plays the same games.
+    pub first_game: u32,
+}
+
+/// Plays `config.games` games between `a` and `b` from paired random openings, all at once:
+/// every network's leaves go to it in one batch per round. Games reaching `max_plies` are
+/// draws.
 pub fn play_duel(
     rules: &Arc<Ruleset>,
     a: &DuelPlayer,
     b: &DuelPlayer,
-    search: &SearchConfig,
-    games: u32,
-    opening_plies: u32,
-    max_plies: u32,
-    seed: u64,
+    config: &DuelConfig,
 ) -> Result<Vec<DuelGame>, SelfplayError> {
+    let DuelConfig { ref search, games, opening_plies, max_plies, seed, material_utility, first_game } = *config;
     struct Match {
         game: RulesGame,
         a_white: bool,
@@ -266,14 +336,16 @@ pub fn play_duel(
     let mut evaluators: Vec<Option<NetEvaluator>> = players
         .iter()
         .map(|p| match p {
-            DuelPlayer::Network(n) => Some(NetEvaluator::new((**n).clone(), 100_000)),
+            DuelPlayer::Network(n) => {
+                Some(NetEvaluator::new((**n).clone(), 100_000).with_material_utility(material_utility))
+            }
             DuelPlayer::Baseline(_) => None,
         })
         .collect();
     let mut searchers =
         [Searcher::new(search.clone()).map_err(search_error)?, Searcher::new(search.clone()).map_err(search_error)?];
     let mut matches = Vec::with_capacity(games as usize);
-    for index in 0..games {
+    for index in first_game..first_game + games {
         let opening = camelot_arena::random_opening(rules, opening_plies, derive_seed(seed, 2, (index / 2) as u64));
         let mut baseline: [Option<Box<dyn camelot_arena::Player>>; 2] = [None, None];
         for (side, p) in players.iter().enumerate() {
@@ -353,7 +425,7 @@ pub fn play_duel(
                         let state = CamelotState::from_game(&m.game);
                         m.start = Some(state.clone());
                         m.decisions.clear();
-                        Tree::new(state, derive_seed(seed, 5, i as u64))
+                        Tree::new(state, derive_seed(seed, 5, (first_game as usize + i) as u64))
                     })
                 })
                 .collect();
@@ -378,17 +450,24 @@ pub fn play_duel(
     Ok(matches
         .into_iter()
         .enumerate()
-        .map(|(i, m)| DuelGame {
-            index: i as u32,
-            score_a: m.done.unwrap_or(0.5),
-            plies: m.game.moves().len() as u32,
-            moves: m
-                .game
-                .positions()
-                .iter()
-                .zip(m.game.moves())
-                .map(|(pos, mv)| rules.move_to_string(pos, mv))
-                .collect(),
+        .map(|(i, m)| {
+            let outcome = m.game.outcome();
+            let reason = match outcome {
+                Some(o) => o.to_string(),
+                None => format!("draw at the ply cap ({max_plies})"),
+            };
+            let plies = m.game.moves().len() as u32;
+            let mut record = Record::of_game(m.game);
+            if outcome.is_none() {
+                record.result = Some("1/2-1/2".to_string());
+            }
+            DuelGame {
+                index: first_game + i as u32,
+                score_a: m.done.unwrap_or(0.5),
+                plies,
+                reason,
+                record: record.moves_text(),
+            }
         })
         .collect())
 }

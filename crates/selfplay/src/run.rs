@@ -20,9 +20,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::config::RunConfig;
+use crate::config::{Gate, RunConfig};
 use crate::error::SelfplayError;
-use crate::play::{derive_seed, play_duel, play_selfplay_group, DuelPlayer};
+use crate::play::{
+    derive_seed, play_duel_parallel, play_selfplay_group, with_network_threads, DuelConfig, DuelGame, DuelPlayer,
+};
 use crate::record::{encode_shard, read_shard, GameEnd, GameRecord};
 use crate::replay::{game_samples, PackedSample};
 
@@ -89,6 +91,23 @@ impl RunDir {
     pub fn results(&self) -> PathBuf {
         self.root.join("arena").join("results.csv")
     }
+    /// The SPRT gate's decision on network `g` (`gate = "sprt"` only).
+    pub fn gate(&self, g: u32) -> PathBuf {
+        self.root.join("arena").join(format!("gate-{g:06}.json"))
+    }
+    /// The player spec that names network `g` in the results: `camelot arena` takes it as is
+    /// from inside the run directory (the model path is relative to it, so that a run can be
+    /// moved or compared with another).
+    pub fn player_spec(&self, g: u32, config: &RunConfig) -> String {
+        let mut spec = format!("mcts:model=models/{g:06},sims={}", config.evaluation.simulations);
+        if config.selfplay.gumbel {
+            spec.push_str(",gumbel");
+        }
+        if config.selfplay.material_utility > 0.0 {
+            spec.push_str(&format!(",material={}", config.selfplay.material_utility));
+        }
+        spec
+    }
     /// The log.
     pub fn log(&self) -> PathBuf {
         self.root.join("log.txt")
@@ -104,6 +123,48 @@ pub struct RunState {
     pub train_step: u64,
     /// SHA-256 of each network's weights, by generation.
     pub models: Vec<String>,
+}
+
+/// The SPRT gate's decision on one network (`arena/gate-NNNNNN.json`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateDecision {
+    /// The network tested.
+    pub generation: u32,
+    /// The network it was tested against (the one playing self-play then).
+    pub against: u32,
+    /// Promoted: it plays the next generation's games.
+    pub accepted: bool,
+    /// `H1` (stronger), `H0` (not stronger) or `limit` (out of pairs without a verdict).
+    pub verdict: String,
+    /// Game pairs played.
+    pub pairs: u64,
+    /// Its score against `against`.
+    pub score: f64,
+    /// The final log-likelihood ratio.
+    pub llr: f64,
+}
+
+/// Reads network `g`'s gate decision, if the gate ran on it.
+pub fn read_gate(dir: &RunDir, g: u32) -> Result<Option<GateDecision>, SelfplayError> {
+    let path = dir.gate(g);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| corrupt(&path, e.to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(SelfplayError::io(&path, e)),
+    }
+}
+
+/// The network that plays generation `g`'s self-play: the newest network up to `g` that the
+/// gate did not reject (every network, without a gate).
+pub fn playing_generation(dir: &RunDir, g: u32) -> Result<u32, SelfplayError> {
+    let mut k = g;
+    while k > 0 {
+        match read_gate(dir, k)? {
+            Some(decision) if !decision.accepted => k -= 1,
+            _ => return Ok(k),
+        }
+    }
+    Ok(0)
 }
 
 /// What the loop reports as it goes (the command line draws progress bars from it).
@@ -329,19 +390,33 @@ pub fn run(
     for g in 0..config.generations {
         let next = g + 1;
         let (network, card) = load_checkpoint(&dir.model(g), device)?;
+        // Self-play uses the newest promoted network; training always continues from the
+        // newest trained one (as AlphaGo Zero's gate does).
+        let playing = playing_generation(dir, g)?;
+        let (player, player_card) =
+            if playing == g { (network.clone(), card.clone()) } else { load_checkpoint(&dir.model(playing), device)? };
         if !CheckpointPaths::of(&dir.model(next)).card.exists() {
-            let figures = selfplay(config, dir, &rules, &network, &card.weights_sha256, g, observer)?;
+            if playing != g {
+                tracing::info!("generation {g} self-play with network {playing} (the gate rejected the newer ones)");
+            }
+            let figures = selfplay(config, dir, &rules, &player, &player_card.weights_sha256, g, observer)?;
             last_train = Some(train(config, dir, &rules, &network, codec, g, &figures, observer)?);
         }
         if !dir.evaluation(next).exists() {
             let (new_network, _) = load_checkpoint(&dir.model(next), device)?;
-            evaluate(config, dir, &rules, &new_network, &network, next, observer)?;
+            let gate_against = (config.evaluation.gate == Gate::Sprt).then_some((playing, &player));
+            evaluate(config, dir, &rules, &new_network, &network, next, gate_against, observer)?;
             let parts: Vec<PathBuf> = (1..=next).map(|k| dir.evaluation(k)).filter(|p| p.exists()).collect();
             merge_csv(&dir.results(), &parts)?;
             let parts: Vec<PathBuf> = (1..=next).map(|k| dir.train_metrics(k)).filter(|p| p.exists()).collect();
             merge_csv(&dir.metrics(), &parts)?;
             let parts: Vec<PathBuf> = (1..=next).map(|k| dir.generation_metrics(k)).filter(|p| p.exists()).collect();
             merge_csv(&dir.generations(), &parts)?;
+            // Plots are derived from the files above: a failure to draw is reported, not fatal.
+            let (_, failures) = crate::plots::draw_run_plots(dir);
+            for failure in failures {
+                tracing::warn!("plot not drawn: {failure}");
+            }
             let (_, card) = load_checkpoint(&dir.model(next), device)?;
             let mut models = state.models.clone();
             models.truncate(next as usize);
@@ -394,12 +469,14 @@ fn selfplay(
                     continue;
                 }
                 let seed = derive_seed(config.seed, 100 + g as u64, group as u64);
-                let result = play_selfplay_group(rules, network, hash, config, seed, count)
-                    .and_then(|out| Ok((encode_shard(&out.games)?, out)))
-                    .and_then(|(bytes, out)| {
-                        write_atomic(&path, &bytes, false)?;
-                        Ok(out)
-                    });
+                let result = with_network_threads(config.network_threads(), || {
+                    play_selfplay_group(rules, network, hash, config, seed, count)
+                })
+                .and_then(|out| Ok((encode_shard(&out.games)?, out)))
+                .and_then(|(bytes, out)| {
+                    write_atomic(&path, &bytes, false)?;
+                    Ok(out)
+                });
                 match result {
                     Ok(out) => {
                         if let Ok(mut t) = timing.lock() {
@@ -590,7 +667,9 @@ const GENERATION_HEADER: [&str; 17] = [
     "evaluation_scores",
 ];
 
-/// Plays network `next` against each configured opponent and records the games.
+/// Plays network `next` against each configured opponent (and, with the SPRT gate, against
+/// the network playing self-play now) and records the games in the arena's results format.
+#[allow(clippy::too_many_arguments)]
 fn evaluate(
     config: &RunConfig,
     dir: &RunDir,
@@ -598,6 +677,7 @@ fn evaluate(
     new: &Network,
     previous: &Network,
     next: u32,
+    gate_against: Option<(u32, &Network)>,
     observer: &dyn Observer,
 ) -> Result<(), SelfplayError> {
     let e = &config.evaluation;
@@ -606,44 +686,58 @@ fn evaluate(
         name: "evaluation",
         total: (e.games as u64) * e.opponents.len() as u64,
     });
-    let search = config.evaluation_search();
+    let duel = |games: u32, seed: u64| DuelConfig {
+        search: config.evaluation_search(),
+        games,
+        opening_plies: e.opening_plies,
+        max_plies: config.evaluation_max_plies(),
+        seed,
+        material_utility: config.selfplay.material_utility,
+        first_game: 0,
+    };
     let me = DuelPlayer::Network(Box::new(new.clone()));
+    let my_name = dir.player_spec(next, config);
+    let (workers, threads) = (config.selfplay.workers as usize, config.network_threads());
     let mut rows = Vec::new();
     let mut scores = Vec::new();
     for (o, opponent) in e.opponents.iter().enumerate() {
-        let (other, name) = if opponent == "previous" {
-            (DuelPlayer::Network(Box::new(previous.clone())), format!("{:06}", next - 1))
+        let (other, name, label) = if opponent == "previous" {
+            (DuelPlayer::Network(Box::new(previous.clone())), dir.player_spec(next - 1, config), opponent.clone())
+        } else if opponent == "initial" {
+            let (initial, _) = load_checkpoint(&dir.model(0), new.device())?;
+            (DuelPlayer::Network(Box::new(initial)), dir.player_spec(0, config), opponent.clone())
         } else {
             let spec = PlayerSpec::parse(opponent).map_err(|err| SelfplayError::Config {
                 file: dir.config(),
                 message: format!("evaluation.opponents: `{opponent}`: {err}"),
             })?;
-            (DuelPlayer::Baseline(spec), opponent.clone())
+            (DuelPlayer::Baseline(spec), opponent.clone(), opponent.clone())
         };
         if e.games == 0 {
             continue;
         }
-        let seed = derive_seed(config.seed, 300 + next as u64, o as u64);
-        let games = play_duel(rules, &me, &other, &search, e.games, e.opening_plies, config.selfplay.max_plies, seed)?;
-        let total: f64 = games.iter().map(|g| g.score_a).sum();
-        let score = total / games.len() as f64;
+        let settings = duel(e.games, derive_seed(config.seed, 300 + next as u64, o as u64));
+        let games = play_duel_parallel(rules, &me, &other, &settings, workers, threads)?;
+        let score = games.iter().map(|g| g.score_a).sum::<f64>() / games.len() as f64;
         observer
-            .event(Event::Progress { done: games.len() as u64, message: format!("vs {name}: {:.1}%", 100.0 * score) });
-        scores.push(format!("{name}={score:.3}"));
-        for g in games {
-            rows.push(vec![
-                next.to_string(),
-                format!("{next:06}"),
-                name.clone(),
-                g.index.to_string(),
-                g.index.is_multiple_of(2).to_string(),
-                g.score_a.to_string(),
-                g.plies.to_string(),
-                g.moves.join(" "),
-            ]);
-        }
+            .event(Event::Progress { done: games.len() as u64, message: format!("vs {label}: {:.1}%", 100.0 * score) });
+        scores.push(format!("{label}={score:.3}"));
+        rows.extend(games.iter().map(|g| result_row(rules, g, &my_name, &name, settings.seed)));
     }
-    let header = ["generation", "player", "opponent", "game", "player_white", "score", "plies", "moves"];
+    let mut gate_line = String::new();
+    if let Some((against, player)) = gate_against {
+        let decision = run_gate(config, dir, rules, &me, player, next, against, &duel, &mut rows, observer)?;
+        gate_line = format!(
+            " gate: {} vs {:06} after {} pairs ({:.1}%, LLR {:+.2})",
+            if decision.accepted { "promoted" } else { "rejected" },
+            against,
+            decision.pairs,
+            100.0 * decision.score,
+            decision.llr
+        );
+        let json = serde_json::to_vec_pretty(&decision).map_err(|err| corrupt(&dir.gate(next), err.to_string()))?;
+        write_atomic(&dir.gate(next), &json, true)?;
+    }
     // The generation row first, so that a finished evaluation file means a complete generation.
     let selfplay_part = dir.generation_metrics(next).with_extension("selfplay.csv");
     let mut generation_row: Vec<String> = match std::fs::read_to_string(&selfplay_part) {
@@ -653,11 +747,181 @@ fn evaluate(
     generation_row.resize(15, String::new());
     generation_row[0] = next.to_string();
     generation_row.push(format!("{} games per opponent at {} simulations", e.games, e.simulations));
-    generation_row.push(scores.join(" "));
+    generation_row.push(format!("{}{gate_line}", scores.join(" ")));
     write_csv(&dir.generation_metrics(next), &GENERATION_HEADER, &[generation_row])?;
+    let header: Vec<&str> = camelot_arena::RESULTS_HEADER.split(',').collect();
+    let rows: Vec<Vec<String>> = rows.iter().map(result_fields).collect();
     write_csv(&dir.evaluation(next), &header, &rows)?;
-    let summary = format!("generation {next} evaluated: {}", scores.join(", "));
+    let summary = format!("generation {next} evaluated: {}{gate_line}", scores.join(", "));
     tracing::info!("{summary}");
     observer.event(Event::PhaseDone(summary));
     Ok(())
+}
+
+/// An evaluation game as a row of the arena's results file (A is `a_name`, White in even games).
+fn result_row(rules: &Ruleset, game: &DuelGame, a_name: &str, b_name: &str, seed: u64) -> camelot_arena::ResultRow {
+    use camelot_arena::GameResult;
+    let a_white = game.index.is_multiple_of(2);
+    let white_score = if a_white { game.score_a } else { 1.0 - game.score_a };
+    let result = if white_score > 0.75 {
+        GameResult::WhiteWins
+    } else if white_score < 0.25 {
+        GameResult::BlackWins
+    } else {
+        GameResult::Draw
+    };
+    let (white, black) = if a_white { (a_name, b_name) } else { (b_name, a_name) };
+    camelot_arena::ResultRow {
+        variant: rules.name().to_string(),
+        white: white.to_string(),
+        black: black.to_string(),
+        result,
+        plies: game.plies,
+        reason: game.reason.clone(),
+        seed,
+        opening: game.index / 2,
+        moves: game.record.clone(),
+    }
+}
+
+fn result_fields(row: &camelot_arena::ResultRow) -> Vec<String> {
+    vec![
+        row.variant.clone(),
+        row.white.clone(),
+        row.black.clone(),
+        row.result.as_str().to_string(),
+        row.plies.to_string(),
+        row.reason.clone(),
+        row.seed.to_string(),
+        row.opening.to_string(),
+        row.moves.clone(),
+    ]
+}
+
+/// The SPRT gate: game pairs of network `next` against network `against` (the one playing
+/// self-play now), counted in order, until the test accepts H0 or H1 or runs out of pairs.
+/// Pairs are played in batches of 16 (32 games searched together) with fresh openings each.
+#[allow(clippy::too_many_arguments)]
+fn run_gate(
+    config: &RunConfig,
+    dir: &RunDir,
+    rules: &Arc<Ruleset>,
+    me: &DuelPlayer,
+    against_network: &Network,
+    next: u32,
+    against: u32,
+    duel: &dyn Fn(u32, u64) -> DuelConfig,
+    rows: &mut Vec<camelot_arena::ResultRow>,
+    observer: &dyn Observer,
+) -> Result<GateDecision, SelfplayError> {
+    use camelot_arena::{Sprt, SprtConfig, SprtStatus};
+    const PAIRS_PER_BATCH: u32 = 16;
+    let g = &config.evaluation.sprt;
+    let mut sprt = Sprt::new(SprtConfig { elo0: g.elo0, elo1: g.elo1, alpha: g.alpha, beta: g.beta });
+    let other = DuelPlayer::Network(Box::new(against_network.clone()));
+    let (my_name, other_name) = (dir.player_spec(next, config), dir.player_spec(against, config));
+    observer.event(Event::Phase { generation: next, name: "gate", total: g.max_pairs as u64 });
+    let (workers, threads) = (config.selfplay.workers as usize, config.network_threads());
+    let mut batch = 0u64;
+    let status = 'test: loop {
+        let left = g.max_pairs as u64 - sprt.pairs();
+        if left == 0 {
+            break SprtStatus::Continue;
+        }
+        let pairs = (PAIRS_PER_BATCH as u64).min(left) as u32;
+        let settings = duel(2 * pairs, derive_seed(config.seed, 400 + next as u64, batch));
+        batch += 1;
+        let games = play_duel_parallel(rules, me, &other, &settings, workers, threads)?;
+        for pair in games.chunks(2) {
+            if let [first, second] = pair {
+                sprt.add_pair(first.score_a, second.score_a);
+                rows.extend(pair.iter().map(|game| result_row(rules, game, &my_name, &other_name, settings.seed)));
+                observer.event(Event::Progress { done: 1, message: sprt.summary_line() });
+                if sprt.status() != SprtStatus::Continue {
+                    break 'test sprt.status();
+                }
+            }
+        }
+    };
+    let verdict = match status {
+        SprtStatus::AcceptH1 => "H1",
+        SprtStatus::AcceptH0 => "H0",
+        SprtStatus::Continue => "limit",
+    };
+    tracing::info!("generation {next} gate against {against}: {verdict}, {}", sprt.summary_line());
+    Ok(GateDecision {
+        generation: next,
+        against,
+        accepted: status == SprtStatus::AcceptH1,
+        verdict: verdict.to_string(),
+        pairs: sprt.pairs(),
+        score: sprt.score(),
+        llr: sprt.llr(),
+    })
+}
+
+/// What [`check_network`] measured against one opponent.
+#[derive(Clone, Debug)]
+pub struct CheckReport {
+    /// The opponent as named in the results (`000000`, `random`, ...).
+    pub opponent: String,
+    /// The games, as results rows (the checked network is A).
+    pub rows: Vec<camelot_arena::ResultRow>,
+    /// The checked network's wins, draws and losses.
+    pub tally: camelot_arena::Tally,
+}
+
+/// Plays network `generation` of the run in `dir` against `opponent` over `games` games (paired
+/// openings, colours swapped) with the run's own evaluation search, ply cap and material
+/// utility: the figures a run's config promises. `opponent` is `initial` (generation 0),
+/// `previous`, a generation number, or a baseline spec (`random`, `greedy`, ...).
+pub fn check_network(
+    config: &RunConfig,
+    dir: &RunDir,
+    device: &Device,
+    generation: u32,
+    opponent: &str,
+    games: u32,
+    seed: u64,
+) -> Result<CheckReport, SelfplayError> {
+    let rules = Arc::new(
+        Ruleset::variant(&config.variant)
+            .map_err(|e| SelfplayError::Config { file: dir.config(), message: format!("variant: {e}") })?,
+    );
+    let (network, _) = load_checkpoint(&dir.model(generation), device)?;
+    let other_generation = match opponent {
+        "initial" => Some(0),
+        "previous" => Some(generation.saturating_sub(1)),
+        text => text.parse::<u32>().ok(),
+    };
+    let (other, label, name) = match other_generation {
+        Some(g) => {
+            let (net, _) = load_checkpoint(&dir.model(g), device)?;
+            (DuelPlayer::Network(Box::new(net)), format!("{g:06}"), dir.player_spec(g, config))
+        }
+        None => {
+            let spec = PlayerSpec::parse(opponent).map_err(|e| SelfplayError::Run {
+                message: format!("opponent `{opponent}`: {e}"),
+                dir: dir.root().into(),
+            })?;
+            (DuelPlayer::Baseline(spec), opponent.to_string(), opponent.to_string())
+        }
+    };
+    let settings = DuelConfig {
+        search: config.evaluation_search(),
+        games,
+        opening_plies: config.evaluation.opening_plies,
+        max_plies: config.evaluation_max_plies(),
+        seed,
+        material_utility: config.selfplay.material_utility,
+        first_game: 0,
+    };
+    let me = DuelPlayer::Network(Box::new(network));
+    let played =
+        play_duel_parallel(&rules, &me, &other, &settings, config.selfplay.workers as usize, config.network_threads())?;
+    let mut tally = camelot_arena::Tally::default();
+    played.iter().for_each(|g| tally.add(g.score_a));
+    let my_name = dir.player_spec(generation, config);
+    let rows = played.iter().map(|g| result_row(&rules, g, &my_name, &name, seed)).collect();
+    Ok(CheckReport { opponent: label, rows, tally })
 }

@@ -1,0 +1,257 @@
+//! The run's PNG plots (`plots/`): training loss and value accuracy by step, evaluation score
+//! by generation, and Elo by generation from the arena results. Drawn with plotters' bitmap
+//! backend and the bundled DejaVu Sans font (`assets/fonts`), so no system font or graphics
+//! library is needed. Plots are derived from the CSV files and redrawn after every generation;
+//! each is drawn to a temporary name and renamed, so a crash never leaves a torn PNG.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use camelot_arena::{fit_ratings, plot_elo_by_generation, read_results, FitOptions};
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+
+use crate::run::RunDir;
+
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+static REGISTER: Once = Once::new();
+
+const WIDTH: u32 = 900;
+const HEIGHT: u32 = 520;
+
+/// One named line of a chart.
+struct Series {
+    name: String,
+    points: Vec<(f64, f64)>,
+}
+
+/// Draws every plot of the run that its files allow; returns the paths written. A plot
+/// whose data is missing (no training step yet, no evaluation) is skipped; a failure to draw
+/// one is returned as text and leaves the others drawn.
+pub fn draw_run_plots(dir: &RunDir) -> (Vec<PathBuf>, Vec<String>) {
+    let plots = dir.root().join("plots");
+    let mut written = Vec::new();
+    let mut failures = Vec::new();
+    if let Err(e) = std::fs::create_dir_all(&plots) {
+        failures.push(format!("{}: {e}", plots.display()));
+        return (written, failures);
+    }
+    let mut attempt = |name: &str, result: Result<bool, String>| match result {
+        Ok(true) => written.push(plots.join(name)),
+        Ok(false) => {}
+        Err(e) => failures.push(format!("{}: {e}", plots.join(name).display())),
+    };
+    let metrics = read_columns(&dir.metrics());
+    attempt(
+        "loss.png",
+        metrics.as_ref().map_err(Clone::clone).and_then(|m| {
+            let lines = ["loss", "policy_loss", "value_loss", "material_loss"]
+                .iter()
+                .filter_map(|c| series(m, "step", c))
+                .collect::<Vec<_>>();
+            draw_lines(&plots.join("loss.png"), "Training loss", "training step", "loss", &lines, None)
+        }),
+    );
+    attempt(
+        "value_accuracy.png",
+        metrics.as_ref().map_err(Clone::clone).and_then(|m| {
+            let lines = series(m, "step", "value_accuracy").into_iter().collect::<Vec<_>>();
+            draw_lines(
+                &plots.join("value_accuracy.png"),
+                "Value accuracy (argmax of win/draw/loss = result)",
+                "training step",
+                "accuracy",
+                &lines,
+                Some((0.0, 1.0)),
+            )
+        }),
+    );
+    attempt(
+        "evaluation.png",
+        evaluation_series(&dir.generations()).and_then(|lines| {
+            draw_lines(
+                &plots.join("evaluation.png"),
+                "Evaluation score of each new network",
+                "generation",
+                "score",
+                &lines,
+                Some((0.0, 1.0)),
+            )
+        }),
+    );
+    attempt("elo.png", draw_elo(&dir.results(), &plots.join("elo.png")));
+    (written, failures)
+}
+
+/// A CSV file as named columns of numbers (cells that are not numbers are left out).
+type Columns = BTreeMap<String, Vec<Option<f64>>>;
+
+fn read_columns(path: &Path) -> Result<Columns, String> {
+    let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let headers: Vec<String> =
+        reader.headers().map_err(|e| format!("{}: {e}", path.display()))?.iter().map(str::to_string).collect();
+    let mut columns: Columns = headers.iter().map(|h| (h.clone(), Vec::new())).collect();
+    for record in reader.records() {
+        let record = record.map_err(|e| format!("{}: {e}", path.display()))?;
+        for (h, cell) in headers.iter().zip(record.iter()) {
+            if let Some(column) = columns.get_mut(h) {
+                column.push(cell.trim().parse::<f64>().ok().filter(|v| v.is_finite()));
+            }
+        }
+    }
+    Ok(columns)
+}
+
+fn series(columns: &Columns, x: &str, y: &str) -> Option<Series> {
+    let (xs, ys) = (columns.get(x)?, columns.get(y)?);
+    let points: Vec<(f64, f64)> = xs.iter().zip(ys).filter_map(|(a, b)| Some(((*a)?, (*b)?))).collect();
+    (!points.is_empty()).then(|| Series { name: y.replace('_', " "), points })
+}
+
+/// The per-opponent scores of `generations.csv` (`evaluation_scores`: `000002=0.550 greedy=0.900
+/// gate: ...`), one series per opponent; the previous network's column is named `previous`.
+fn evaluation_series(path: &Path) -> Result<Vec<Series>, String> {
+    let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let headers = reader.headers().map_err(|e| format!("{}: {e}", path.display()))?.clone();
+    let column = |name: &str| headers.iter().position(|h| h == name);
+    let (Some(generation), Some(scores)) = (column("generation"), column("evaluation_scores")) else {
+        return Ok(Vec::new());
+    };
+    let mut by_opponent: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| format!("{}: {e}", path.display()))?;
+        let Some(g) = record.get(generation).and_then(|g| g.parse::<f64>().ok()) else { continue };
+        let text = record.get(scores).unwrap_or("");
+        let text = text.split(" gate:").next().unwrap_or("");
+        for item in text.split_whitespace() {
+            let Some((name, score)) = item.split_once('=') else { continue };
+            let Ok(score) = score.parse::<f64>() else { continue };
+            // Older runs named the previous network by its number.
+            let name = if !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) { "previous" } else { name };
+            by_opponent.entry(format!("vs {name}")).or_default().push((g, score));
+        }
+    }
+    Ok(by_opponent.into_iter().map(|(name, points)| Series { name, points }).collect())
+}
+
+fn draw_elo(results: &Path, out: &Path) -> Result<bool, String> {
+    if !results.exists() {
+        return Ok(false);
+    }
+    let rows = read_results(results).map_err(|e| e.to_string())?;
+    if rows.is_empty() {
+        return Ok(false);
+    }
+    let table = fit_ratings(&rows, &FitOptions::default()).map_err(|e| e.to_string())?;
+    let temp = temp_name(out);
+    plot_elo_by_generation(&table, &temp, WIDTH, HEIGHT).map_err(|e| e.to_string())?;
+    std::fs::rename(&temp, out).map_err(|e| e.to_string())?;
+    Ok(true)
+}
+
+fn temp_name(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // Keep the extension last: plotters picks the image format from it.
+    path.with_file_name(format!(".tmp-{name}"))
+}
+
+/// A line chart of `lines` into `path` (through a temporary file); `Ok(false)` when there is
+/// nothing to draw.
+fn draw_lines(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Series],
+    y_range: Option<(f64, f64)>,
+) -> Result<bool, String> {
+    if lines.iter().all(|s| s.points.is_empty()) {
+        return Ok(false);
+    }
+    REGISTER.call_once(|| {
+        // The font is bundled and known to parse; a failure would only lose the labels.
+        let _ = register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+    let all = || lines.iter().flat_map(|s| s.points.iter());
+    let x_min = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x_max = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max).max(x_min + 1.0);
+    let (y_min, y_max) = y_range.unwrap_or_else(|| {
+        let lo = all().map(|p| p.1).fold(f64::INFINITY, f64::min).min(0.0);
+        let hi = all().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi + (hi - lo).abs() * 0.05 + 1e-6)
+    });
+    let temp = temp_name(path);
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    {
+        let root = BitMapBackend::new(&temp, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x_min..x_max, y_min..y_max)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .label_style(("sans-serif", 14))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (i, line) in lines.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(line.name.clone())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
+            if line.points.len() <= 40 {
+                chart
+                    .draw_series(line.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                    .map_err(|e| err(&e))?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 13))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    std::fs::rename(&temp, path).map_err(|e| err(&e))?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evaluation_scores_become_one_series_per_opponent() {
+        let dir = std::env::temp_dir().join(format!("camelot-plots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("generations.csv");
+        std::fs::write(
+            &path,
+            "generation,evaluation,evaluation_scores\n1,x,000000=0.550 greedy=0.900\n\
+             2,x,000001=0.600 greedy=1.000 gate: promoted vs 000001 after 12 pairs (60.0%, LLR +2.96)\n",
+        )
+        .expect("write");
+        let series = evaluation_series(&path).expect("parsed");
+        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["vs greedy", "vs previous"]);
+        assert_eq!(series[0].points, [(1.0, 0.9), (2.0, 1.0)]);
+        assert_eq!(series[1].points, [(1.0, 0.55), (2.0, 0.6)]);
+        let png = dir.join("evaluation.png");
+        assert!(draw_lines(&png, "t", "x", "y", &series, Some((0.0, 1.0))).expect("drawn"));
+        let bytes = std::fs::read(&png).expect("png");
+        assert_eq!(&bytes[1..4], b"PNG");
+        assert!(!temp_name(&png).exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

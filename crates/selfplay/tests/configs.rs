@@ -1,0 +1,60 @@
+//! Every shipped config parses and validates; config errors name their key; the SPRT gate's
+//! settings are checked.
+
+use std::path::{Path, PathBuf};
+
+use camelot_selfplay::config::Gate;
+use camelot_selfplay::RunConfig;
+
+fn configs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs")
+}
+
+#[test]
+fn every_shipped_config_is_valid() {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(configs_dir()).expect("configs/") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let config = RunConfig::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            // The frozen copy a run keeps (run.toml) reads back as the same config.
+            let again = RunConfig::parse(&config.to_toml(), &path).expect("run.toml form parses");
+            assert_eq!(config, again, "{}", path.display());
+            names.push(path.file_stem().expect("stem").to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    for wanted in ["cam", "gpu", "quick", "standard", "tiny"] {
+        assert!(names.iter().any(|n| n == wanted), "configs/{wanted}.toml missing: {names:?}");
+    }
+    let standard = RunConfig::load(&configs_dir().join("standard.toml")).expect("standard");
+    assert_eq!(standard.evaluation.gate, Gate::Sprt);
+}
+
+#[test]
+fn bad_values_are_refused_naming_their_key() {
+    let tiny = std::fs::read_to_string(configs_dir().join("tiny.toml")).expect("tiny");
+    let file = Path::new("bad.toml");
+    let cases = [
+        ("material_utility", "[selfplay]", "[selfplay]\nmaterial_utility = 1.5", "selfplay.material_utility"),
+        ("gate", "[evaluation]", "[evaluation]\ngate = \"sometimes\"", "gate"),
+        (
+            "sprt",
+            "[evaluation]",
+            "[evaluation]\ngate = \"sprt\"\nsprt = { elo0 = 10.0, elo1 = 5.0, alpha = 0.05, beta = 0.05, max_pairs = 10 }",
+            "evaluation.sprt.elo1",
+        ),
+        (
+            "pairs",
+            "[evaluation]",
+            "[evaluation]\ngate = \"sprt\"\nsprt = { elo0 = 0.0, elo1 = 5.0, alpha = 0.05, beta = 0.05, max_pairs = 0 }",
+            "evaluation.sprt.max_pairs",
+        ),
+        ("unknown", "[selfplay]", "[selfplay]\nmaterial_utilty = 0.2", "material_utilty"),
+    ];
+    for (what, section, replacement, key) in cases {
+        let text = tiny.replacen(section, replacement, 1);
+        let err = RunConfig::parse(&text, file).expect_err(what).to_string();
+        assert!(err.contains(key) && err.contains("bad.toml"), "{what}: {err}");
+    }
+}
