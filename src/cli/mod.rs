@@ -5,6 +5,7 @@ mod arena;
 mod bench;
 mod bench_net;
 mod bench_selfplay;
+mod export;
 mod engine;
 mod match_cmd;
 mod moves;
@@ -57,6 +58,8 @@ enum Command {
     InitNet(net_cmd::InitNetArgs),
     /// A network checkpoint's value and most likely moves in a position.
     EvalNet(net_cmd::EvalNetArgs),
+    /// Export a checkpoint as ONNX or safetensors, with a JSON card documenting the encoding.
+    Export(export::ExportArgs),
     /// Play through a line protocol on stdin/stdout (UGI, the game-neutral form of UCI) with any
     /// player spec; see docs/ENGINE.md.
     Engine(engine::EngineArgs),
@@ -81,6 +84,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Games(args) => train::games(args),
         Command::InitNet(args) => net_cmd::init(args),
         Command::EvalNet(args) => net_cmd::eval(args),
+        Command::Export(args) => export::run(args),
         Command::Engine(args) => engine::run(args),
         Command::Bench(cmd) => bench::run(cmd),
     }
