@@ -138,7 +138,7 @@ fn play_game(
             break;
         }
         assert_eq!(engine.query("gameover"), "false");
-        assert_eq!(engine.query("p1turn"), (moves.len() % 2 == 0).to_string());
+        assert_eq!(engine.query("p1turn"), moves.len().is_multiple_of(2).to_string());
         let legal: Vec<String> = engine.query("legalmoves").split(' ').map(str::to_string).collect();
         assert!(!legal.is_empty() && !legal[0].is_empty(), "a game in progress has legal moves");
         let mut sorted = legal.clone();
