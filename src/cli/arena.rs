@@ -21,7 +21,8 @@ pub struct ArenaArgs {
     #[command(flatten)]
     rules: RulesArgs,
     /// Players: random, greedy, alphabeta:depth=2, uct:sims=400,
-    /// mcts:model=runs/x/models/000017,sims=200 (`model=runs/x/latest` for the newest).
+    /// mcts:model=runs/x/models/000017,sims=200 (`model=runs/x/latest` for the newest; more
+    /// keys: gumbel, temperature=T, ms=M, cache=K, batch=B, material=F, device=D).
     #[arg(long, num_args = 1.., required = true)]
     players: Vec<String>,
     /// Play this player against each of --players instead of a round robin.
@@ -41,10 +42,14 @@ pub struct ArenaArgs {
 /// How the games of `arena` and `sprt` are played.
 #[derive(Args, Debug)]
 pub struct GameArgs {
-    /// Games played at once (`sprt`: pairs are played in batches of this many and counted in
-    /// order).
+    /// Worker threads (`sprt`: pairs are played in batches of this many, or with a network
+    /// player enough to fill --games-per-thread, and counted in order).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Games each thread keeps in flight when a network (`mcts:`) player takes part: its
+    /// searches in all of them share one network call per round. Results do not depend on it.
+    #[arg(long, default_value_t = camelot_arena::DEFAULT_GAMES_PER_THREAD)]
+    pub games_per_thread: usize,
     /// Seed of the opening book and of the players' random choices.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -64,6 +69,7 @@ impl GameArgs {
             opening_plies: self.opening_plies,
             max_plies: self.max_plies,
             threads: self.threads,
+            games_per_thread: self.games_per_thread,
         }
     }
 }

@@ -16,7 +16,7 @@ pub struct MatchArgs {
     #[command(flatten)]
     rules: RulesArgs,
     /// Player A, whose score is reported: random, greedy, alphabeta:depth=3, alphabeta:ms=200,
-    /// uct:sims=1000.
+    /// uct:sims=1000, mcts:model=PATH,sims=200[,material=F,...].
     a: String,
     /// Player B.
     b: String,
@@ -42,6 +42,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
         seed: args.game.seed,
         opening_plies: args.game.opening_plies,
         max_plies: args.game.max_plies,
+        games_per_thread: args.game.games_per_thread,
     };
     println!(
         "match {a} vs {b}: variant {}, {} games, seed {}, {} opening plies, {} threads",

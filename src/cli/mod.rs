@@ -5,6 +5,8 @@ mod arena;
 mod bench;
 mod bench_net;
 mod bench_selfplay;
+mod export;
+mod engine;
 mod match_cmd;
 mod moves;
 mod net_cmd;
@@ -58,6 +60,11 @@ enum Command {
     InitNet(net_cmd::InitNetArgs),
     /// A network checkpoint's value and most likely moves in a position.
     EvalNet(net_cmd::EvalNetArgs),
+    /// Export a checkpoint as ONNX or safetensors, with a JSON card documenting the encoding.
+    Export(export::ExportArgs),
+    /// Play through a line protocol on stdin/stdout (UGI, the game-neutral form of UCI) with any
+    /// player spec; see docs/ENGINE.md.
+    Engine(engine::EngineArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -80,6 +87,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Evaluate(args) => train::evaluate(args),
         Command::InitNet(args) => net_cmd::init(args),
         Command::EvalNet(args) => net_cmd::eval(args),
+        Command::Export(args) => export::run(args),
+        Command::Engine(args) => engine::run(args),
         Command::Bench(cmd) => bench::run(cmd),
     }
 }

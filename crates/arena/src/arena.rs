@@ -8,11 +8,15 @@
 //! the thread count or the order of play: that is what makes an arena resumable (skip the keys
 //! already in `results.csv`) and reproducible.
 //!
-//! Games run on [`ArenaConfig::threads`] threads. Network players batch the leaves of their own
-//! game's search ([`crate::MctsConfig::batch`]); leaves are not pooled across games.
+//! Games run on [`ArenaConfig::threads`] threads, each keeping up to
+//! [`ArenaConfig::games_per_thread`] games with a network player in flight: every network
+//! player's pending leaves, across all its games on that thread, go to its network in one
+//! batch per search round (`crate::lockstep`). Which games share a batch changes nothing in
+//! them.
 
 use crate::error::ArenaError;
-use crate::matches::{derive_seed, play_out, random_opening, run_parallel, STREAM_A, STREAM_B, STREAM_OPENING};
+use crate::lockstep::{is_batched, run_lockstep, GameSetup, LockstepConfig, DEFAULT_GAMES_PER_THREAD};
+use crate::matches::{derive_seed, play_out, random_opening, Finished, STREAM_A, STREAM_B, STREAM_OPENING};
 use crate::mcts::ModelStore;
 use crate::results::{GameKey, GameResult, ResultRow};
 use crate::spec::PlayerSpec;
@@ -55,13 +59,22 @@ pub struct ArenaConfig {
     pub opening_plies: u32,
     /// Safety cap on plies (0: none); a capped game is adjudicated on material.
     pub max_plies: u32,
-    /// Games played at once.
+    /// Worker threads.
     pub threads: usize,
+    /// Games in flight per thread when a network player takes part (at least 1; results do
+    /// not depend on it).
+    pub games_per_thread: usize,
 }
 
 impl Default for ArenaConfig {
     fn default() -> ArenaConfig {
-        ArenaConfig { seed: 1, opening_plies: 4, max_plies: 2000, threads: 1 }
+        ArenaConfig {
+            seed: 1,
+            opening_plies: 4,
+            max_plies: 2000,
+            threads: 1,
+            games_per_thread: DEFAULT_GAMES_PER_THREAD,
+        }
     }
 }
 
@@ -111,21 +124,16 @@ fn fnv(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
-/// Plays one scheduled game.
-pub fn play_scheduled_game(
-    rules: &Arc<Ruleset>,
-    game: &ScheduledGame,
-    config: &ArenaConfig,
-    models: &ModelStore,
-) -> Result<ResultRow, ArenaError> {
-    let (white, black) = (game.white.to_string(), game.black.to_string());
+/// The opening and the players' random streams of a scheduled game: fixed by its key.
+fn setup(rules: &Arc<Ruleset>, game: &ScheduledGame, config: &ArenaConfig) -> GameSetup {
     let opening =
         random_opening(rules, config.opening_plies, derive_seed(config.seed, STREAM_OPENING, game.opening as u64));
-    let base = derive_seed(config.seed, fnv(&white), fnv(&black));
+    let base = derive_seed(config.seed, fnv(&game.white.to_string()), fnv(&game.black.to_string()));
     let rng = |stream| ChaCha8Rng::seed_from_u64(derive_seed(base, stream, game.opening as u64));
-    let mut w = game.white.build_with(rules, rng(STREAM_A), models)?;
-    let mut b = game.black.build_with(rules, rng(STREAM_B), models)?;
-    let finished = play_out(rules, opening, w.as_mut(), b.as_mut(), config.max_plies)?;
+    GameSetup { game: opening, specs: [game.white.clone(), game.black.clone()], rngs: [rng(STREAM_A), rng(STREAM_B)] }
+}
+
+fn row(rules: &Ruleset, game: &ScheduledGame, config: &ArenaConfig, finished: Finished) -> ResultRow {
     let result = match finished.winner {
         Some(Color::White) => GameResult::WhiteWins,
         Some(Color::Black) => GameResult::BlackWins,
@@ -135,23 +143,39 @@ pub fn play_scheduled_game(
         Some(outcome) => outcome.to_string(),
         None => "adjudicated on material at the ply cap".to_string(),
     };
-    Ok(ResultRow {
+    ResultRow {
         variant: rules.name().to_string(),
-        white,
-        black,
+        white: game.white.to_string(),
+        black: game.black.to_string(),
         result,
         plies: finished.plies,
         reason,
         seed: config.seed,
         opening: game.opening,
         moves: finished.moves_text,
-    })
+    }
 }
 
-/// Plays `games` on `config.threads` threads; `on_game` sees each row as its game finishes
-/// (from worker threads, in finishing order; an error from it stops the arena). Returns the
-/// rows in schedule order. Every player is built once before any thread starts, so a bad spec
-/// or checkpoint fails at once.
+/// Plays one scheduled game on its own (each player searching alone): the same game as
+/// [`play_games`] plays for it.
+pub fn play_scheduled_game(
+    rules: &Arc<Ruleset>,
+    game: &ScheduledGame,
+    config: &ArenaConfig,
+    models: &ModelStore,
+) -> Result<ResultRow, ArenaError> {
+    let GameSetup { game: opening, specs: [white, black], rngs: [white_rng, black_rng] } = setup(rules, game, config);
+    let mut w = white.build_with(rules, white_rng, models)?;
+    let mut b = black.build_with(rules, black_rng, models)?;
+    let finished = play_out(rules, opening, w.as_mut(), b.as_mut(), config.max_plies)?;
+    Ok(row(rules, game, config, finished))
+}
+
+/// Plays `games` on `config.threads` threads (network players' searches batched across the
+/// games of a thread); `on_game` sees each row as its game finishes (from worker threads, in
+/// finishing order; an error from it stops the arena). Returns the rows in schedule order.
+/// Every player is built once before any thread starts, so a bad spec or checkpoint fails at
+/// once.
 pub fn play_games(
     rules: &Arc<Ruleset>,
     games: &[ScheduledGame],
@@ -169,8 +193,13 @@ pub fn play_games(
             }
         }
     }
-    run_parallel(games.len(), config.threads, &|i| {
-        let row = play_scheduled_game(rules, &games[i], config, models)?;
+    let lockstep = LockstepConfig {
+        threads: config.threads,
+        games_per_thread: config.games_per_thread,
+        max_plies: config.max_plies,
+    };
+    run_lockstep(rules, games.len(), &lockstep, models, &|i| Ok(setup(rules, &games[i], config)), &|i, finished| {
+        let row = row(rules, &games[i], config, finished);
         on_game(&row)?;
         Ok(row)
     })
@@ -211,8 +240,9 @@ pub struct SprtReport {
 
 /// Plays game pairs between `a` and `b` (A White first in each pair) until the SPRT accepts H0
 /// or H1, or `max_pairs` pairs (0: no limit) are counted. Pairs are played `config.threads`
-/// at a time (two games each) but counted strictly in pair order, so the stopping rule is the
-/// sequential one. `on_pair` sees the test after each pair with that pair's two rows; an error
+/// at a time (two games each; with a network player, enough to fill
+/// [`ArenaConfig::games_per_thread`] on every thread) but counted strictly in pair order, so
+/// the stopping rule is the sequential one. `on_pair` sees the test after each pair with that pair's two rows; an error
 /// from it stops the test. The trainer's `gate = "sprt"` calls this.
 #[allow(clippy::too_many_arguments)]
 pub fn run_sprt(
@@ -228,7 +258,9 @@ pub fn run_sprt(
     sprt_config.validate().map_err(ArenaError::Config)?;
     let mut sprt = Sprt::new(*sprt_config);
     let mut rows = Vec::new();
-    let batch = config.threads.max(1) as u32;
+    let threads = config.threads.max(1);
+    let pairs_per_thread = if is_batched(a) || is_batched(b) { (config.games_per_thread / 2).max(1) } else { 1 };
+    let batch = (threads * pairs_per_thread) as u32;
     let mut next = 0u32;
     loop {
         let take = if max_pairs == 0 { batch } else { batch.min(max_pairs - next) };

@@ -12,7 +12,9 @@
 //! * [`eval`]: the documented hand-made evaluation that `alphabeta` searches with.
 //! * [`play_match`]: games between two specs over shared seeded random openings, each played
 //!   with both colour assignments, in parallel threads, reproducible from one seed whatever the
-//!   thread count; [`Tally`] gives the score with a 95% interval.
+//!   thread count; [`Tally`] gives the score with a 95% interval. Each thread advances many
+//!   games at once, and a network player's searches in all of them share one network call per
+//!   search round.
 //! * [`arena`]: schedules (round robin, gauntlet, game pairs) over one seeded opening book,
 //!   played in parallel, each game a [`results::ResultRow`]; [`play_pairs`] is the trainer's
 //!   per-generation evaluation and [`run_sprt`] its SPRT gate.
@@ -49,6 +51,7 @@ mod basic;
 mod error;
 pub mod eval;
 pub mod input;
+mod lockstep;
 mod matches;
 mod mcts;
 mod player;
@@ -66,6 +69,7 @@ pub use arena::{
 };
 pub use basic::{Greedy, RandomPlayer};
 pub use error::{ArenaError, SpecError};
+pub use lockstep::DEFAULT_GAMES_PER_THREAD;
 pub use matches::{derive_seed, play_match, random_opening, GameReport, MatchConfig, MatchReport, Tally};
 pub use mcts::{resolve_model_path, Mcts, MctsConfig, ModelStore};
 pub use player::{principal_line_text, Choice, Evaluation, Player};

@@ -3,13 +3,14 @@
 
 use crate::error::ArenaError;
 use crate::eval::{material, Weights};
+use crate::lockstep::{run_lockstep, GameSetup, LockstepConfig, DEFAULT_GAMES_PER_THREAD};
+use crate::mcts::ModelStore;
 use crate::player::Player;
 use crate::spec::PlayerSpec;
 use camelot_rules::{Color, Game, Outcome, Record, Ruleset};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// How a match is played.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,11 +28,21 @@ pub struct MatchConfig {
     /// no-progress rule), so the cap is rarely reached; a capped game is adjudicated on
     /// material: more material wins, equal material draws.
     pub max_plies: u32,
+    /// Games in flight per thread when a network player takes part, their leaves evaluated
+    /// together (at least 1; results do not depend on it).
+    pub games_per_thread: usize,
 }
 
 impl Default for MatchConfig {
     fn default() -> MatchConfig {
-        MatchConfig { games: 40, threads: 1, seed: 1, opening_plies: 4, max_plies: 2000 }
+        MatchConfig {
+            games: 40,
+            threads: 1,
+            seed: 1,
+            opening_plies: 4,
+            max_plies: 2000,
+            games_per_thread: DEFAULT_GAMES_PER_THREAD,
+        }
     }
 }
 
@@ -209,6 +220,43 @@ pub(crate) struct Finished {
     pub moves_text: String,
 }
 
+/// Whether `game` is over, and how: `Some((outcome, winner))` when the rules ended it
+/// (`outcome` set) or it reached `max_plies` (0: no cap; `outcome` `None`, adjudicated on
+/// material: more material wins, equal material draws); `None` while it goes on.
+pub(crate) fn adjudicate(game: &Game, max_plies: u32) -> Option<(Option<Outcome>, Option<Color>)> {
+    if let Some(outcome) = game.outcome() {
+        return Some((Some(outcome), outcome.winner));
+    }
+    if max_plies > 0 && game.moves().len() as u32 >= max_plies {
+        let weights = Weights::default();
+        let pos = game.position();
+        let lead = material(pos, Color::White, &weights) - material(pos, Color::Black, &weights);
+        return Some((None, (lead != 0).then_some(if lead > 0 { Color::White } else { Color::Black })));
+    }
+    None
+}
+
+impl Finished {
+    /// The result of `game`, which [`adjudicate`] says is over (a game still going is
+    /// recorded as a draw at the cap).
+    pub(crate) fn of(game: Game, max_plies: u32) -> Finished {
+        let (outcome, winner) = adjudicate(&game, max_plies).unwrap_or((None, None));
+        let plies = game.moves().len() as u32;
+        let mut record = Record::of_game(game);
+        if outcome.is_none() {
+            record.result = Some(
+                match winner {
+                    Some(Color::White) => "1-0",
+                    Some(Color::Black) => "0-1",
+                    None => "1/2-1/2",
+                }
+                .to_string(),
+            );
+        }
+        Finished { outcome, winner, plies, moves_text: record.moves_text() }
+    }
+}
+
 /// Plays `game` to its end: `white` and `black` choose in turn; a game still going at
 /// `max_plies` (0: no cap) is adjudicated on material.
 pub(crate) fn play_out(
@@ -218,59 +266,40 @@ pub(crate) fn play_out(
     black: &mut dyn Player,
     max_plies: u32,
 ) -> Result<Finished, ArenaError> {
-    let weights = Weights::default();
-    let (outcome, winner) = loop {
-        if let Some(outcome) = game.outcome() {
-            break (Some(outcome), outcome.winner);
-        }
-        if max_plies > 0 && game.moves().len() as u32 >= max_plies {
-            let pos = game.position();
-            let lead = material(pos, Color::White, &weights) - material(pos, Color::Black, &weights);
-            break (None, (lead != 0).then_some(if lead > 0 { Color::White } else { Color::Black }));
-        }
+    while adjudicate(&game, max_plies).is_none() {
         let player: &mut dyn Player = if game.position().turn() == Color::White { &mut *white } else { &mut *black };
         let choice = player.choose(&game)?;
         if !game.legal_moves().contains(&choice.mv) {
             return Err(ArenaError::IllegalChoice { player: player.name(), cpn: rules.to_cpn(game.position()) });
         }
         game.play(choice.mv);
-    };
-    let plies = game.moves().len() as u32;
-    let mut record = Record::of_game(game);
-    if outcome.is_none() {
-        record.result = Some(
-            match winner {
-                Some(Color::White) => "1-0",
-                Some(Color::Black) => "0-1",
-                None => "1/2-1/2",
-            }
-            .to_string(),
-        );
     }
-    Ok(Finished { outcome, winner, plies, moves_text: record.moves_text() })
+    Ok(Finished::of(game, max_plies))
 }
 
-fn play_one(
-    rules: &Arc<Ruleset>,
-    a: &PlayerSpec,
-    b: &PlayerSpec,
-    config: &MatchConfig,
-    index: u32,
-) -> Result<GameReport, ArenaError> {
+/// Game `index` of a match: opening `index / 2`, A White in even games; each player's random
+/// stream derives from the seed and the game's index.
+fn setup(rules: &Arc<Ruleset>, a: &PlayerSpec, b: &PlayerSpec, config: &MatchConfig, index: u32) -> GameSetup {
     let opening = index / 2;
-    let a_is_white = index.is_multiple_of(2);
     let game = random_opening(rules, config.opening_plies, derive_seed(config.seed, STREAM_OPENING, opening as u64));
-    let mut player_a = a.build(rules, ChaCha8Rng::seed_from_u64(derive_seed(config.seed, STREAM_A, index as u64)))?;
-    let mut player_b = b.build(rules, ChaCha8Rng::seed_from_u64(derive_seed(config.seed, STREAM_B, index as u64)))?;
-    let (white, black) = if a_is_white { (&mut player_a, &mut player_b) } else { (&mut player_b, &mut player_a) };
-    let f = play_out(rules, game, white.as_mut(), black.as_mut(), config.max_plies)?;
+    let rng = |stream| ChaCha8Rng::seed_from_u64(derive_seed(config.seed, stream, index as u64));
+    let (a_rng, b_rng) = (rng(STREAM_A), rng(STREAM_B));
+    if index.is_multiple_of(2) {
+        GameSetup { game, specs: [a.clone(), b.clone()], rngs: [a_rng, b_rng] }
+    } else {
+        GameSetup { game, specs: [b.clone(), a.clone()], rngs: [b_rng, a_rng] }
+    }
+}
+
+fn report(index: u32, f: Finished) -> GameReport {
+    let a_is_white = index.is_multiple_of(2);
     let a_color = if a_is_white { Color::White } else { Color::Black };
     let score_a = match f.winner {
         None => 0.5,
         Some(c) if c == a_color => 1.0,
         Some(_) => 0.0,
     };
-    Ok(GameReport {
+    GameReport {
         index,
         a_is_white,
         outcome: f.outcome,
@@ -278,52 +307,15 @@ fn play_one(
         score_a,
         plies: f.plies,
         moves_text: f.moves_text,
-    })
-}
-
-/// Runs `work(i)` for `i` in `0..count` on `threads` threads, in index order of taking;
-/// returns the results by index, or the first error (after which no new item starts).
-pub(crate) fn run_parallel<T: Send>(
-    count: usize,
-    threads: usize,
-    work: &(dyn Fn(usize) -> Result<T, ArenaError> + Sync),
-) -> Result<Vec<T>, ArenaError> {
-    let threads = threads.clamp(1, count.max(1));
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..count).map(|_| None).collect());
-    let first_error: Mutex<Option<ArenaError>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                if failed.load(Ordering::Relaxed) {
-                    return;
-                }
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                if index >= count {
-                    return;
-                }
-                match work(index) {
-                    Ok(value) => results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(value),
-                    Err(err) => {
-                        failed.store(true, Ordering::Relaxed);
-                        first_error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(err);
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    if let Some(err) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(err);
     }
-    Ok(results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect())
 }
 
-/// Plays a match of `config.games` games between `a` and `b` on `config.threads` threads.
-/// `on_game` is called as each game finishes (in finishing order, from worker threads); the
-/// report lists the games by index. The same seed gives the same games whatever the thread
-/// count, except for players limited by time rather than depth or simulations.
+/// Plays a match of `config.games` games between `a` and `b` on `config.threads` threads, up
+/// to [`MatchConfig::games_per_thread`] games at once per thread when a network player takes
+/// part (their searches share network calls). `on_game` is called as each game finishes (in
+/// finishing order, from worker threads); the report lists the games by index. The same seed
+/// gives the same games whatever the thread count, except for players limited by time rather
+/// than depth or simulations.
 pub fn play_match(
     rules: Arc<Ruleset>,
     a: &PlayerSpec,
@@ -334,14 +326,27 @@ pub fn play_match(
     if config.games == 0 {
         return Err(ArenaError::Config("--games must be at least 1".to_string()));
     }
+    let models = ModelStore::new();
     // Fail before starting threads if either player cannot be built.
     for spec in [a, b] {
-        spec.build(&rules, ChaCha8Rng::seed_from_u64(0))?;
+        spec.build_with(&rules, ChaCha8Rng::seed_from_u64(0), &models)?;
     }
-    let games = run_parallel(config.games as usize, config.threads, &|index| {
-        let report = play_one(&rules, a, b, config, index as u32)?;
-        on_game(&report);
-        Ok(report)
-    })?;
+    let lockstep = LockstepConfig {
+        threads: config.threads,
+        games_per_thread: config.games_per_thread,
+        max_plies: config.max_plies,
+    };
+    let games = run_lockstep(
+        &rules,
+        config.games as usize,
+        &lockstep,
+        &models,
+        &|index| Ok(setup(&rules, a, b, config, index as u32)),
+        &|index, finished| {
+            let game = report(index as u32, finished);
+            on_game(&game);
+            Ok(game)
+        },
+    )?;
     Ok(MatchReport { a: a.to_string(), b: b.to_string(), games })
 }

@@ -3,8 +3,10 @@
 //! A move is a chain of decisions (legs, then `stop` where the chain may go on): the player
 //! searches each decision with [`MctsConfig::sims`] new simulations, reusing the subtree of
 //! the decision just made, until the move is complete, then returns that whole move. Each
-//! game's leaves are sent to the network in batches of [`MctsConfig::batch`] (virtual loss
-//! spreads the descents of one tree), so a player evaluates `batch` positions per forward pass.
+//! round of the search descends to [`MctsConfig::batch`] leaves of the tree (virtual loss
+//! spreads them apart). [`Mcts`] is the one-game [`Player`] (`camelot play`, the engine);
+//! matches and arenas search the trees of many games together instead, so that one forward
+//! pass serves them all (`crate::lockstep`), with the same tree seeds and so the same moves.
 //!
 //! Checkpoints are loaded once per process and path through a [`ModelStore`]; a model path
 //! whose last component is `latest` means the lexicographically largest `NNNNNN.safetensors`
@@ -23,7 +25,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Settings of `mcts`: `mcts:model=PATH,sims=N[,gumbel][,temperature=T][,ms=M][,cache=K][,batch=B][,device=D]`.
+/// Settings of `mcts`:
+/// `mcts:model=PATH,sims=N[,gumbel][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,device=D]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
     /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
@@ -39,8 +42,12 @@ pub struct MctsConfig {
     pub ms: Option<u64>,
     /// Entries of the evaluator's position cache.
     pub cache: usize,
-    /// Leaves per network call within one game's tree.
+    /// Leaves gathered from one game's tree per search round (all games searched together
+    /// share one network call per round).
     pub batch: u32,
+    /// Weight in `[0, 1]` of the network's predicted final material in the value the search
+    /// sees ([`NetEvaluator::with_material_utility`]); 0 uses the value head alone.
+    pub material: f32,
     /// Device: `cpu`, `cuda`, `cuda:N`, `wgpu`.
     pub device: String,
 }
@@ -55,6 +62,7 @@ impl Default for MctsConfig {
             ms: None,
             cache: 50_000,
             batch: 8,
+            material: 0.0,
             device: "cpu".to_string(),
         }
     }
@@ -71,6 +79,12 @@ impl MctsConfig {
             leaves_per_tree: self.batch,
             ..SearchConfig::evaluation()
         }
+    }
+
+    /// The evaluator this player searches with: `network` behind a cache of
+    /// [`MctsConfig::cache`] positions, with the material utility [`MctsConfig::material`].
+    pub fn evaluator(&self, network: Network) -> NetEvaluator {
+        NetEvaluator::new(network, self.cache).with_material_utility(self.material)
     }
 }
 
@@ -170,7 +184,7 @@ impl Mcts {
         let bad = |e: camelot_search::SearchError| ArenaError::Search { player: name.clone(), reason: e.to_string() };
         let searcher = Searcher::new(search.clone()).map_err(bad)?;
         let chunk = Searcher::new(SearchConfig { simulations: CHUNK, ..search }).map_err(bad)?;
-        let evaluator = NetEvaluator::new(network, config.cache);
+        let evaluator = config.evaluator(network);
         Ok(Mcts { name, config, searcher, chunk, evaluator, rng })
     }
 

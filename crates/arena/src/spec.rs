@@ -32,13 +32,15 @@ pub enum PlayerSpec {
     /// `human`: a person at the terminal (only `camelot play` can seat one).
     Human,
     /// `mcts:model=PATH,sims=N` (default 200) with optional `gumbel`, `temperature=T`,
-    /// `ms=M`, `cache=K`, `batch=B`, `device=D`: the network's search (see [`MctsConfig`]).
+    /// `ms=M`, `cache=K`, `batch=B`, `material=F` (0 to 1, default 0: the weight of the
+    /// predicted final material in the search's value), `device=D`: the network's search (see
+    /// [`MctsConfig`]).
     Mcts(MctsConfig),
 }
 
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
-const MCTS_KEYS: &str = "model, sims, gumbel, temperature, ms, cache, batch, device";
+const MCTS_KEYS: &str = "model, sims, gumbel, temperature, ms, cache, batch, material, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct Settings<'a> {
@@ -164,7 +166,10 @@ impl PlayerSpec {
                 })
             }
             _ => {
-                s.only(&["model", "sims", "gumbel", "temperature", "ms", "cache", "batch", "device"], MCTS_KEYS)?;
+                s.only(
+                    &["model", "sims", "gumbel", "temperature", "ms", "cache", "batch", "material", "device"],
+                    MCTS_KEYS,
+                )?;
                 let model = s.raw("model").ok_or(SpecError::MissingKey {
                     player: "mcts".to_string(),
                     key: "model",
@@ -175,7 +180,8 @@ impl PlayerSpec {
                 let ms = s.number::<u64>("ms", 1, 86_400_000, "a whole number of milliseconds, at least 1")?;
                 let temperature = s.number::<f32>("temperature", 0.0, 100.0, "a temperature from 0 to 100")?;
                 let cache = s.number::<usize>("cache", 0, 1 << 30, "a number of cached positions (0: none)")?;
-                let batch = s.number::<u32>("batch", 1, 4096, "leaves per network call, 1 to 4096")?;
+                let batch = s.number::<u32>("batch", 1, 4096, "leaves per tree and search round, 1 to 4096")?;
+                let material = s.number::<f32>("material", 0.0, 1.0, "a weight from 0 to 1")?;
                 PlayerSpec::Mcts(MctsConfig {
                     model: model.to_string(),
                     sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { d.sims }),
@@ -184,6 +190,7 @@ impl PlayerSpec {
                     ms,
                     cache: cache.unwrap_or(d.cache),
                     batch: batch.unwrap_or(d.batch),
+                    material: material.unwrap_or(d.material),
                     device: s.raw("device").unwrap_or(&d.device).to_string(),
                 })
             }
@@ -287,6 +294,9 @@ impl fmt::Display for PlayerSpec {
                 }
                 if c.batch != d.batch {
                     keys.push(format!("batch={}", c.batch));
+                }
+                if c.material != d.material {
+                    keys.push(format!("material={}", c.material));
                 }
                 if c.device != d.device {
                     keys.push(format!("device={}", c.device));

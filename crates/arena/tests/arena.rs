@@ -2,8 +2,8 @@
 //! game pairs, the SPRT driver and a network player from a checkpoint.
 
 use camelot_arena::{
-    fit_ratings, pair_schedule, play_games, play_pairs, resolve_model_path, round_robin, run_sprt, ArenaConfig,
-    FitOptions, GameResult, ModelStore, PlayerSpec, ResultRow, ResultsFile, SprtConfig,
+    fit_ratings, pair_schedule, play_games, play_pairs, play_scheduled_game, resolve_model_path, round_robin, run_sprt,
+    ArenaConfig, FitOptions, GameResult, ModelStore, PlayerSpec, ResultRow, ResultsFile, SprtConfig,
 };
 use camelot_game::CamelotState;
 use camelot_net::{grid_of, parse_device, save_checkpoint, CheckpointInfo, NetConfig, Network};
@@ -47,7 +47,7 @@ fn an_arena_resumes_without_replaying_and_rates_the_players() {
     let rules = cam();
     let dir = temp_dir("resume");
     let path = dir.join("results.csv");
-    let config = ArenaConfig { seed: 3, opening_plies: 2, max_plies: 400, threads: 2 };
+    let config = ArenaConfig { seed: 3, opening_plies: 2, max_plies: 400, threads: 2, ..ArenaConfig::default() };
     let players = [spec("random"), spec("alphabeta:depth=1")];
     let schedule = round_robin(&players, 6);
     let models = ModelStore::new();
@@ -78,7 +78,7 @@ fn an_arena_resumes_without_replaying_and_rates_the_players() {
 #[test]
 fn game_pairs_and_the_sprt_driver() {
     let rules = cam();
-    let config = ArenaConfig { seed: 5, opening_plies: 2, max_plies: 400, threads: 2 };
+    let config = ArenaConfig { seed: 5, opening_plies: 2, max_plies: 400, threads: 2, ..ArenaConfig::default() };
     let (a, b) = (spec("alphabeta:depth=1"), spec("random"));
     let models = ModelStore::new();
     let rows = play_pairs(&rules, &a, &b, 2, 10, &config, &models, &|_| Ok(())).expect("plays");
@@ -121,7 +121,7 @@ fn a_network_player_plays_from_the_latest_checkpoint() {
     let net = spec(&format!("mcts:model={latest},sims=8,batch=4")).resolved().expect("resolves");
     assert!(net.to_string().contains("models/000001,sims=8,batch=4"), "{net}");
     let gumbel = spec(&format!("mcts:model={resolved},sims=8,gumbel,temperature=1"));
-    let config = ArenaConfig { seed: 2, opening_plies: 2, max_plies: 60, threads: 2 };
+    let config = ArenaConfig { seed: 2, opening_plies: 2, max_plies: 60, threads: 2, ..ArenaConfig::default() };
     let models = ModelStore::new();
     let rows = play_pairs(&rules, &net, &gumbel, 1, 0, &config, &models, &|_| Ok(())).expect("plays");
     assert_eq!(rows.len(), 2);
@@ -134,6 +134,61 @@ fn a_network_player_plays_from_the_latest_checkpoint() {
     match net.build_with(&other, ChaCha8Rng::seed_from_u64(0), &models) {
         Err(e) => assert!(e.to_string().contains("plays `cam`") && e.to_string().contains("000001"), "{e}"),
         Ok(_) => panic!("a cam model cannot play camette"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Writes a tiny `cam` network as `DIR/models/000000` and returns that path.
+fn tiny_checkpoint(dir: &std::path::Path, seed: u64) -> String {
+    let models_dir = dir.join("models");
+    std::fs::create_dir_all(&models_dir).expect("models dir");
+    let codec = CamelotState::new(cam()).codec();
+    let device = parse_device("cpu").expect("cpu");
+    let network = Network::new(&NetConfig::new(1, 8), grid_of(&codec), &device, seed).expect("network");
+    let info = CheckpointInfo { variant: "cam".to_string(), parent: None, step: 0, generation: Some(0) };
+    let path = models_dir.join("000000");
+    save_checkpoint(&path, &network, &info).expect("saves");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn batched_network_games_are_the_games_each_player_plays_alone() {
+    let rules = cam();
+    let dir = temp_dir("lockstep");
+    let model = tiny_checkpoint(&dir, 11);
+    let players = [
+        spec(&format!("mcts:model={model},sims=12,batch=4")),
+        spec(&format!("mcts:model={model},sims=8,gumbel,temperature=1,material=0.5")),
+        spec("greedy"),
+    ];
+    let schedule = round_robin(&players, 4);
+    let models = ModelStore::new();
+    let config = ArenaConfig { seed: 9, opening_plies: 2, max_plies: 40, threads: 1, games_per_thread: 16 };
+    let together = play_games(&rules, &schedule, &config, &models, &|_| Ok(())).expect("plays");
+    assert_eq!(together.len(), schedule.len());
+    assert!(together.iter().all(|r| r.plies > 2), "the players moved");
+    // Other threads and batch sizes: the same games.
+    for (threads, games_per_thread) in [(2, 3), (3, 1)] {
+        let other = ArenaConfig { threads, games_per_thread, ..config.clone() };
+        let rows = play_games(&rules, &schedule, &other, &models, &|_| Ok(())).expect("plays");
+        assert_eq!(rows, together, "{threads} threads, {games_per_thread} games per thread");
+    }
+    // Each game is the one the one-game `Mcts` player plays (it searches its trees alone).
+    for (game, row) in schedule.iter().zip(&together) {
+        let alone = play_scheduled_game(&rules, game, &config, &models).expect("plays");
+        assert_eq!(&alone, row, "{} - {} opening {}", game.white, game.black, game.opening);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_material_setting_reaches_the_players_evaluator() {
+    let dir = temp_dir("material");
+    let model = tiny_checkpoint(&dir, 12);
+    let network = ModelStore::new().network(&model, "cpu", &cam()).expect("loads");
+    for (text, weight) in [("", 0.0), (",material=0.25", 0.25), (",material=1", 1.0)] {
+        let PlayerSpec::Mcts(config) = spec(&format!("mcts:model={model}{text}")) else { panic!("an mcts spec") };
+        assert_eq!(config.evaluator(network.clone()).material_utility(), weight, "{text}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -19,7 +19,8 @@ fn run(a: &str, b: &str, config: &MatchConfig) -> camelot_arena::MatchReport {
 
 #[test]
 fn same_seed_same_games_whatever_the_thread_count() {
-    let config = MatchConfig { games: 8, threads: 1, seed: 42, opening_plies: 4, max_plies: 2000 };
+    let config =
+        MatchConfig { games: 8, threads: 1, seed: 42, opening_plies: 4, max_plies: 2000, ..MatchConfig::default() };
     let one = run("greedy", "uct:sims=20", &config);
     let three = run("greedy", "uct:sims=20", &MatchConfig { threads: 3, ..config.clone() });
     assert_eq!(one.games, three.games);
@@ -35,7 +36,8 @@ fn same_seed_same_games_whatever_the_thread_count() {
 
 #[test]
 fn colours_alternate_over_shared_openings() {
-    let config = MatchConfig { games: 6, threads: 2, seed: 7, opening_plies: 3, max_plies: 2000 };
+    let config =
+        MatchConfig { games: 6, threads: 2, seed: 7, opening_plies: 3, max_plies: 2000, ..MatchConfig::default() };
     let report = run("random", "random", &config);
     for (i, g) in report.games.iter().enumerate() {
         assert_eq!(g.index as usize, i);
@@ -60,7 +62,8 @@ fn colours_alternate_over_shared_openings() {
 
 #[test]
 fn the_ply_cap_adjudicates_on_material() {
-    let config = MatchConfig { games: 2, threads: 1, seed: 3, opening_plies: 0, max_plies: 6 };
+    let config =
+        MatchConfig { games: 2, threads: 1, seed: 3, opening_plies: 0, max_plies: 6, ..MatchConfig::default() };
     let report = run("random", "random", &config);
     for g in &report.games {
         assert_eq!(g.plies, 6);
@@ -72,7 +75,8 @@ fn the_ply_cap_adjudicates_on_material() {
 
 #[test]
 fn a_stronger_player_wins_on_cam() {
-    let config = MatchConfig { games: 10, threads: 2, seed: 5, opening_plies: 2, max_plies: 2000 };
+    let config =
+        MatchConfig { games: 10, threads: 2, seed: 5, opening_plies: 2, max_plies: 2000, ..MatchConfig::default() };
     let tally = run("alphabeta:depth=2", "random", &config).tally();
     assert!(tally.score() >= 0.9, "{}", tally.summary_line());
 }

@@ -43,7 +43,7 @@ fn good_specs_parse_to_their_settings() {
         PlayerSpec::Mcts(MctsConfig { model: "runs/quick/latest".to_string(), sims: 400, ..MctsConfig::default() })
     );
     assert_eq!(
-        parse("mcts:model=m,sims=50,gumbel,temperature=0.5,ms=100,cache=0,batch=2,device=cuda:1"),
+        parse("mcts:model=m,sims=50,gumbel,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,device=cuda:1"),
         PlayerSpec::Mcts(MctsConfig {
             model: "m".to_string(),
             sims: 50,
@@ -52,6 +52,7 @@ fn good_specs_parse_to_their_settings() {
             ms: Some(100),
             cache: 0,
             batch: 2,
+            material: 0.3,
             device: "cuda:1".to_string(),
         })
     );
@@ -73,6 +74,7 @@ fn specs_print_back_in_canonical_form() {
         "mcts:model=m.safetensors,sims=200",
         "mcts:model=runs/x/models/000017,sims=400,gumbel,temperature=1,ms=50",
         "mcts:model=m,ms=100",
+        "mcts:model=m,sims=32,material=0.25",
     ] {
         assert_eq!(parse(text).to_string(), text);
         assert_eq!(parse(&parse(text).to_string()), parse(text));
@@ -120,6 +122,11 @@ fn bad_specs_name_the_player_or_key_at_fault() {
     assert!(e.contains("gumbel=maybe"), "{e}");
     let e = error("mcts:model=a,temperature=-1");
     assert!(e.contains("temperature=-1"), "{e}");
+    for bad in ["material=1.5", "material=-0.1", "material=nan", "material=much"] {
+        let e = error(&format!("mcts:model=a,{bad}"));
+        assert!(e.contains(bad) && e.contains("`material` must be a weight from 0 to 1"), "{e}");
+    }
+    assert_eq!(parse("mcts:model=a,material=0").to_string(), "mcts:model=a,sims=200");
     let e = error("uct:gumbel");
     assert!(e.contains("key=value"), "{e}");
 }

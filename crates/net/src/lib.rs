@@ -8,6 +8,8 @@
 //!   with an LRU cache.
 //! * [`Trainer`]: the training step; [`checkpoint`]: safetensors weights, JSON cards and
 //!   optimizer state, all written atomically and checked on load.
+//! * [`export`]: a checkpoint as an ONNX graph ([`onnx`], written by hand: burn has no ONNX
+//!   writer) or plain safetensors, with a JSON card that documents the encoding.
 //!
 //! The device is chosen at run time ([`parse_device`]): `cpu` is burn's flex backend, `cuda`
 //! and `wgpu` need the cargo features of the same names.
@@ -18,8 +20,10 @@ mod config;
 mod device;
 mod error;
 mod evaluator;
+pub mod export;
 mod model;
 mod network;
+pub mod onnx;
 mod train;
 
 pub use burn::tensor::Device;
