@@ -77,11 +77,14 @@ struct Turn {
 }
 
 /// One side of a game in flight.
+// Two seats per game in flight: the size of the random stream inline costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 enum Seat {
     /// Moves through [`Player::choose`].
     Alone(Box<dyn Player>),
-    /// Network player `net` of the worker; `rng` gives a tree seed per move.
-    Batched { net: usize, rng: ChaCha8Rng, turn: Option<(Turn, Tree<CamelotState>)> },
+    /// Network player `net` of the worker; `rng` gives a tree seed per move; `turn` holds the
+    /// move in progress (boxed: a tree is large and most seats wait with none).
+    Batched { net: usize, rng: ChaCha8Rng, turn: Option<Box<(Turn, Tree<CamelotState>)>> },
 }
 
 struct Active {
@@ -198,7 +201,7 @@ impl Worker<'_, '_> {
             if *n != net {
                 continue;
             }
-            let (t, tree) = turn.take().unwrap_or_else(|| {
+            let (t, tree) = turn.take().map(|boxed| *boxed).unwrap_or_else(|| {
                 // A new move: a new tree, seeded as the one-game player seeds it.
                 let start = CamelotState::from_game(&a.game);
                 let tree = Tree::new(start.clone(), rng.random());
@@ -223,7 +226,7 @@ impl Worker<'_, '_> {
             let a = &mut self.active[i];
             if tree.root_state().is_mid_move() {
                 if let Seat::Batched { turn: slot, .. } = &mut a.seats[side(&a.game)] {
-                    *slot = Some((turn, tree));
+                    *slot = Some(Box::new((turn, tree)));
                 }
                 continue;
             }
