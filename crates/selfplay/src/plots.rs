@@ -239,7 +239,7 @@ mod tests {
         std::fs::write(
             &path,
             "generation,evaluation,evaluation_scores\n1,x,000000=0.550 greedy=0.900\n\
-             2,x,000001=0.600 greedy=1.000 gate: promoted vs 000001 after 12 pairs (60.0%, LLR +2.96)\n",
+             2,x,\"000001=0.600 greedy=1.000 gate: promoted vs 000001 after 12 pairs (60.0%, LLR +2.96)\"\n",
         )
         .expect("write");
         let series = evaluation_series(&path).expect("parsed");
