@@ -10,6 +10,15 @@ use std::sync::Once;
 static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
+/// Registers the bundled DejaVu Sans as plotters' `sans-serif` (once per process), so that
+/// every plot of the project draws text without a system font.
+pub fn register_bundled_font() {
+    REGISTER.call_once(|| {
+        // The font is bundled and known to parse; a failure would only lose the labels.
+        let _ = register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
 /// Why a plot could not be drawn.
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
@@ -30,10 +39,7 @@ pub enum PlotError {
 /// `models/NNNNNN`), with 95% error bars, and the other players as labelled horizontal lines;
 /// writes a PNG of `width` x `height` pixels to `path`.
 pub fn plot_elo_by_generation(table: &RatingTable, path: &Path, width: u32, height: u32) -> Result<(), PlotError> {
-    REGISTER.call_once(|| {
-        // The font is bundled and known to parse; a failure would only lose the labels.
-        let _ = register_font("sans-serif", FontStyle::Normal, FONT);
-    });
+    register_bundled_font();
     let mut points: Vec<(u64, f64, f64)> =
         table.players.iter().filter_map(|p| generation_of(&p.spec).map(|g| (g, p.elo, p.ci95))).collect();
     if points.is_empty() {

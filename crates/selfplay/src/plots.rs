@@ -6,16 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 
 use camelot_arena::{fit_ratings, plot_elo_by_generation, read_results, FitOptions};
 use plotters::prelude::*;
-use plotters::style::{register_font, FontStyle};
 
 use crate::run::RunDir;
-
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
-static REGISTER: Once = Once::new();
 
 const WIDTH: u32 = 900;
 const HEIGHT: u32 = 520;
@@ -169,10 +164,7 @@ fn draw_lines(
     if lines.iter().all(|s| s.points.is_empty()) {
         return Ok(false);
     }
-    REGISTER.call_once(|| {
-        // The font is bundled and known to parse; a failure would only lose the labels.
-        let _ = register_font("sans-serif", FontStyle::Normal, FONT);
-    });
+    camelot_arena::plot::register_bundled_font();
     let all = || lines.iter().flat_map(|s| s.points.iter());
     let x_min = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let x_max = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max).max(x_min + 1.0);
