@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use camelot_arena::PlayerSpec;
 use camelot_game::CamelotState;
-use camelot_net::checkpoint::{load_training_state, save_training_state, write_atomic};
+use camelot_net::checkpoint::{load_training_state, read_card, save_training_state, write_atomic};
 use camelot_net::{
     grid_of, load_checkpoint, save_checkpoint, CheckpointInfo, CheckpointPaths, Device, Network, TrainStats, Trainer,
 };
@@ -402,10 +402,15 @@ pub fn run(
             let figures = selfplay(config, dir, &rules, &player, &player_card.weights_sha256, g, observer)?;
             last_train = Some(train(config, dir, &rules, &network, codec, g, &figures, observer)?);
         }
-        if !dir.evaluation(next).exists() {
+        let evaluated_here = !dir.evaluation(next).exists();
+        if evaluated_here {
             let (new_network, _) = load_checkpoint(&dir.model(next), device)?;
             let gate_against = (config.evaluation.gate == Gate::Sprt).then_some((playing, &player));
             evaluate(config, dir, &rules, &new_network, &network, next, gate_against, observer)?;
+        }
+        // The bookkeeping after an evaluation is redone until state.json records it, so a
+        // kill between the evaluation file and state.json leaves nothing behind.
+        if evaluated_here || state.generation < next {
             let parts: Vec<PathBuf> = (1..=next).map(|k| dir.evaluation(k)).filter(|p| p.exists()).collect();
             merge_csv(&dir.results(), &parts)?;
             let parts: Vec<PathBuf> = (1..=next).map(|k| dir.train_metrics(k)).filter(|p| p.exists()).collect();
@@ -417,14 +422,12 @@ pub fn run(
             for failure in failures {
                 tracing::warn!("plot not drawn: {failure}");
             }
-            let (_, card) = load_checkpoint(&dir.model(next), device)?;
-            let mut models = state.models.clone();
-            models.truncate(next as usize);
-            while models.len() < next as usize {
-                models.push(String::new());
+            let mut models = Vec::with_capacity(next as usize + 1);
+            for k in 0..=next {
+                models.push(read_card(&dir.model(k))?.weights_sha256);
             }
-            models.push(card.weights_sha256.clone());
-            state = RunState { generation: next, train_step: card.step, models };
+            let train_step = read_card(&dir.model(next))?.step;
+            state = RunState { generation: next, train_step, models };
             let json = serde_json::to_vec_pretty(&state).map_err(|e| corrupt(&dir.state(), e.to_string()))?;
             write_atomic(&dir.state(), &json, true)?;
             done_here += 1;
