@@ -71,6 +71,7 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
                                 config,
                                 derive_seed(1, 9, t as u64),
                                 config.selfplay.parallel_games,
+                                &[],
                             )
                         })
                     })

@@ -105,6 +105,11 @@ pub struct SelfplayConfig {
     /// and evaluation games both use it; targets are unchanged (a capped game is a draw).
     #[serde(default)]
     pub material_utility: f32,
+    /// Share of games in which an earlier network, drawn uniformly from generations 0 to the
+    /// one before the playing network, plays one side (drawn at random); only the playing
+    /// network's decisions are trained on. 0 (default): pure self-play.
+    #[serde(default)]
+    pub past_opponents: f32,
 }
 
 /// Which positions each generation trains on.
@@ -300,6 +305,9 @@ impl RunConfig {
         }
         if !(0.0..=1.0).contains(&s.material_utility) {
             return key("selfplay.material_utility", "must be in [0, 1]");
+        }
+        if !(0.0..=1.0).contains(&s.past_opponents) {
+            return key("selfplay.past_opponents", "must be in [0, 1]");
         }
         if s.network_threads > 1024 {
             return key("selfplay.network_threads", "must be at most 1024 (0: automatic)");

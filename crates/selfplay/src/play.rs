@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::config::RunConfig;
 use crate::error::SelfplayError;
-use crate::record::{DecisionTarget, GameEnd, GameRecord};
+use crate::record::{DecisionTarget, GameEnd, GameRecord, PastOpponentRecord};
 
 /// An evaluator that measures the time spent inside another.
 pub struct TimedEvaluator<E> {
@@ -81,6 +81,26 @@ struct Slot {
     record: GameRecord,
     rng: ChaCha8Rng,
     done: bool,
+    /// In a game against an earlier network: its index in the group's opponents and the
+    /// side it plays.
+    opponent: Option<(usize, Player)>,
+    /// Who built the current tree: `None` the learner, `Some(k)` opponent `k`. A tree is
+    /// only reused by the network that built it (its priors and values are that network's).
+    tree_owner: Option<usize>,
+    /// Trees built so far, for the seeds of fresh ones.
+    trees_built: u64,
+}
+
+/// An earlier network that plays one side of some self-play games, so the learner keeps
+/// meeting the plans it has stopped playing itself (OpenAI Five's and AlphaStar's remedy for
+/// strategy forgetting). Only the learner's decisions become training targets.
+pub struct PastOpponent<'a> {
+    /// Its generation.
+    pub generation: u32,
+    /// The network.
+    pub network: &'a Network,
+    /// SHA-256 of its weights.
+    pub hash: &'a str,
 }
 
 /// What a self-play group produced and what it cost.
@@ -105,14 +125,20 @@ pub fn play_selfplay_group(
     config: &RunConfig,
     group_seed: u64,
     count: u32,
+    opponents: &[PastOpponent<'_>],
 ) -> Result<GroupOutput, SelfplayError> {
     let started = Instant::now();
     let s = &config.selfplay;
     // A fresh cache per group keeps a group's games independent of what ran before, so a
     // group replayed after a crash is identical.
-    let mut evaluator = TimedEvaluator::new(
-        NetEvaluator::new(network.clone(), s.cache as usize).with_material_utility(s.material_utility),
-    );
+    let new_evaluator = |network: &Network| {
+        TimedEvaluator::new(
+            NetEvaluator::new(network.clone(), s.cache as usize).with_material_utility(s.material_utility),
+        )
+    };
+    // Evaluator 0 is the learner's; evaluator k + 1 is opponent k's.
+    let mut evaluators: Vec<TimedEvaluator<NetEvaluator>> =
+        std::iter::once(network).chain(opponents.iter().map(|o| o.network)).map(new_evaluator).collect();
     let mut full = Searcher::new(config.full_search()).map_err(search_error)?;
     let mut fast = Searcher::new(config.fast_search()).map_err(search_error)?;
     let start = CamelotState::new(rules.clone());
@@ -121,6 +147,19 @@ pub fn play_selfplay_group(
             let seed = derive_seed(group_seed, 1, i as u64);
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let playthrough = rng.random::<f32>() < s.resign_playthrough;
+            // A stream of its own, so that games without opponents are those of a run
+            // without the setting.
+            let mut opponent_rng = ChaCha8Rng::seed_from_u64(derive_seed(group_seed, 7, i as u64));
+            let opponent = (!opponents.is_empty() && opponent_rng.random::<f32>() < s.past_opponents).then(|| {
+                let k = opponent_rng.random_range(0..opponents.len());
+                let side = if opponent_rng.random::<bool>() { Player::First } else { Player::Second };
+                (k, side)
+            });
+            let opponent_record = opponent.map(|(k, side)| PastOpponentRecord {
+                generation: opponents[k].generation,
+                network: opponents[k].hash.to_string(),
+                side: color_sign(side),
+            });
             Slot {
                 tree: Tree::new(start.clone(), seed),
                 record: GameRecord {
@@ -133,62 +172,83 @@ pub fn play_selfplay_group(
                     playthrough,
                     would_resign: 0,
                     network: network_hash.to_string(),
+                    opponent: opponent_record,
                 },
                 rng,
                 done: false,
+                opponent,
+                tree_owner: None,
+                trees_built: 1,
             }
         })
         .collect();
     let mut results: Vec<SearchResult> = Vec::new();
+    // Slots to search this round, by (network: 0 the learner, k + 1 opponent k; full search).
+    let mut buckets: Vec<[Vec<usize>; 2]> = vec![[Vec::new(), Vec::new()]; evaluators.len()];
     while slots.iter().any(|slot| !slot.done) {
-        let mut full_slots = Vec::new();
-        let mut fast_slots = Vec::new();
+        for bucket in buckets.iter_mut() {
+            bucket[0].clear();
+            bucket[1].clear();
+        }
         for (i, slot) in slots.iter_mut().enumerate() {
             if !slot.done {
                 let is_full = s.full_search_fraction >= 1.0 || slot.rng.random::<f32>() < s.full_search_fraction;
-                if is_full {
-                    full_slots.push(i)
-                } else {
-                    fast_slots.push(i)
+                let mover = slot.tree.root_state().to_move();
+                let owner = slot.opponent.filter(|&(_, side)| side == mover).map(|(k, _)| k);
+                if owner != slot.tree_owner {
+                    let state = slot.tree.root_state().clone();
+                    let decisions = slot.tree.move_number();
+                    slot.tree = Tree::new(state, derive_seed(slot.record.seed, 8, slot.trees_built));
+                    // The temperature schedule counts the game's decisions, not the tree's.
+                    slot.tree.set_move_number(decisions);
+                    slot.trees_built += 1;
+                    slot.tree_owner = owner;
                 }
+                buckets[owner.map_or(0, |k| k + 1)][usize::from(is_full)].push(i);
             }
         }
-        for (indices, searcher, is_full) in [(&full_slots, &mut full, true), (&fast_slots, &mut fast, false)] {
-            if indices.is_empty() {
-                continue;
-            }
-            let placeholder = || Tree::new(start.clone(), 0);
-            let mut trees: Vec<Tree<CamelotState>> =
-                indices.iter().map(|&i| std::mem::replace(&mut slots[i].tree, placeholder())).collect();
-            let searched = searcher.search_into(&mut trees, &mut evaluator, &mut results);
-            for (&i, tree) in indices.iter().zip(trees) {
-                slots[i].tree = tree;
-            }
-            searched.map_err(search_error)?;
-            for (&i, result) in indices.iter().zip(&results) {
-                step_selfplay(&mut slots[i], result, is_full, config)?;
+        for (network_index, bucket) in buckets.iter().enumerate() {
+            let evaluator = &mut evaluators[network_index];
+            for (indices, searcher, is_full) in [(&bucket[1], &mut full, true), (&bucket[0], &mut fast, false)] {
+                if indices.is_empty() {
+                    continue;
+                }
+                let placeholder = || Tree::new(start.clone(), 0);
+                let mut trees: Vec<Tree<CamelotState>> =
+                    indices.iter().map(|&i| std::mem::replace(&mut slots[i].tree, placeholder())).collect();
+                let searched = searcher.search_into(&mut trees, evaluator, &mut results);
+                for (&i, tree) in indices.iter().zip(trees) {
+                    slots[i].tree = tree;
+                }
+                searched.map_err(search_error)?;
+                for (&i, result) in indices.iter().zip(&results) {
+                    step_selfplay(&mut slots[i], result, is_full, network_index == 0, config)?;
+                }
             }
         }
     }
     Ok(GroupOutput {
         games: slots.into_iter().map(|slot| slot.record).collect(),
-        network_time: evaluator.elapsed,
+        network_time: evaluators.iter().map(|e| e.elapsed).sum(),
         total_time: started.elapsed(),
-        evaluations: evaluator.states,
+        evaluations: evaluators.iter().map(|e| e.states).sum(),
     })
 }
 
-/// Records one searched decision of a self-play game and plays it.
+/// Records one searched decision of a self-play game and plays it. Only the learner's
+/// decisions (`by_learner`) become targets, and only it may resign: an earlier network's
+/// search is not what the learner should imitate.
 fn step_selfplay(
     slot: &mut Slot,
     result: &SearchResult,
     is_full: bool,
+    by_learner: bool,
     config: &RunConfig,
 ) -> Result<(), SelfplayError> {
     let s = &config.selfplay;
     let record = &mut slot.record;
     let mover = result.to_move;
-    if is_full {
+    if is_full && by_learner {
         record.targets.push(DecisionTarget {
             decision: record.actions.len() as u32,
             legal: result.actions.iter().map(|&a| a as u16).collect(),
@@ -196,7 +256,7 @@ fn step_selfplay(
             root_value: [result.value.win, result.value.draw, result.value.loss],
         });
     }
-    if let Some(threshold) = s.resign_threshold {
+    if let Some(threshold) = s.resign_threshold.filter(|_| record.opponent.is_none()) {
         if record.plies >= s.resign_min_plies && result.value.value() < threshold {
             if record.playthrough {
                 if record.would_resign == 0 {

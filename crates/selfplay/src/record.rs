@@ -56,11 +56,58 @@ pub struct GameRecord {
     pub playthrough: bool,
     /// In a playthrough game: the side (1 White, -1 Black) that would have resigned first, if any.
     pub would_resign: i8,
-    /// SHA-256 of the network that played it.
+    /// SHA-256 of the network that played it (the learner, in a game against an earlier one).
     pub network: String,
+    /// The earlier network that played one side, if this was such a game
+    /// (`selfplay.past_opponents`); its decisions are not targets.
+    pub opponent: Option<PastOpponentRecord>,
 }
 
-const SHARD_MAGIC: &[u8; 8] = b"CZSHARD1";
+/// The earlier network of a game against the past.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PastOpponentRecord {
+    /// Its generation.
+    pub generation: u32,
+    /// SHA-256 of its weights.
+    pub network: String,
+    /// The side it played: 1 White, -1 Black.
+    pub side: i8,
+}
+
+/// A game record as the first shard format held it (no past opponents).
+#[derive(Deserialize)]
+struct GameRecordV1 {
+    seed: u64,
+    actions: Vec<u16>,
+    targets: Vec<DecisionTarget>,
+    winner: i8,
+    end: GameEnd,
+    plies: u32,
+    playthrough: bool,
+    would_resign: i8,
+    network: String,
+}
+
+impl From<GameRecordV1> for GameRecord {
+    fn from(v1: GameRecordV1) -> GameRecord {
+        GameRecord {
+            seed: v1.seed,
+            actions: v1.actions,
+            targets: v1.targets,
+            winner: v1.winner,
+            end: v1.end,
+            plies: v1.plies,
+            playthrough: v1.playthrough,
+            would_resign: v1.would_resign,
+            network: v1.network,
+            opponent: None,
+        }
+    }
+}
+
+const SHARD_MAGIC: &[u8; 8] = b"CZSHARD2";
+/// Shards written before games against earlier networks existed; still read.
+const SHARD_MAGIC_V1: &[u8; 8] = b"CZSHARD1";
 
 /// Serialises `games` into shard bytes: magic, SHA-256 of the body, body.
 pub fn encode_shard(games: &[GameRecord]) -> Result<Vec<u8>, SelfplayError> {
@@ -76,14 +123,19 @@ pub fn encode_shard(games: &[GameRecord]) -> Result<Vec<u8>, SelfplayError> {
 pub fn read_shard(path: &Path) -> Result<Vec<GameRecord>, SelfplayError> {
     let bytes = std::fs::read(path).map_err(|e| SelfplayError::io(path, e))?;
     let corrupt = |reason: &str| SelfplayError::Corrupt { path: path.to_path_buf(), reason: reason.to_string() };
-    if bytes.len() < 40 || &bytes[..8] != SHARD_MAGIC {
+    if bytes.len() < 40 || (&bytes[..8] != SHARD_MAGIC && &bytes[..8] != SHARD_MAGIC_V1) {
         return Err(corrupt("not a camelot-zero replay shard (or truncated)"));
     }
     let (sum, body) = bytes[8..].split_at(32);
     if Sha256::digest(body).as_slice() != sum {
         return Err(corrupt("checksum mismatch (truncated or damaged)"));
     }
-    postcard::from_bytes(body).map_err(|e| corrupt(&format!("does not decode: {e}")))
+    let decode_error = |e: postcard::Error| corrupt(&format!("does not decode: {e}"));
+    if &bytes[..8] == SHARD_MAGIC_V1 {
+        let games: Vec<GameRecordV1> = postcard::from_bytes(body).map_err(decode_error)?;
+        return Ok(games.into_iter().map(GameRecord::from).collect());
+    }
+    postcard::from_bytes(body).map_err(decode_error)
 }
 
 /// A whole move of a replayed game: its canonical notation and the state before it.

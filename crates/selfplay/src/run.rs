@@ -24,6 +24,7 @@ use crate::config::{Gate, RunConfig};
 use crate::error::SelfplayError;
 use crate::play::{
     derive_seed, play_duel_parallel, play_selfplay_group, with_network_threads, DuelConfig, DuelGame, DuelPlayer,
+    PastOpponent,
 };
 use crate::record::{encode_shard, read_shard, GameEnd, GameRecord};
 use crate::replay::{game_samples, PackedSample};
@@ -330,6 +331,9 @@ struct SelfplayFigures {
     capped: u32,
     playthrough_would_resign: u32,
     false_resignations: u32,
+    /// Games against earlier networks, and the playing network's points in them.
+    past_games: u32,
+    past_points: f64,
     network_seconds: f64,
     total_seconds: f64,
 }
@@ -344,6 +348,14 @@ impl SelfplayFigures {
                 1 => f.white += 1,
                 -1 => f.black += 1,
                 _ => f.draws += 1,
+            }
+            if let Some(opponent) = &g.opponent {
+                f.past_games += 1;
+                f.past_points += match g.winner * opponent.side {
+                    0 => 0.5,
+                    x if x < 0 => 1.0,
+                    _ => 0.0,
+                };
             }
             match g.end {
                 GameEnd::Resigned => f.resigned += 1,
@@ -399,7 +411,8 @@ pub fn run(
             if playing != g {
                 tracing::info!("generation {g} self-play with network {playing} (the gate rejected the newer ones)");
             }
-            let figures = selfplay(config, dir, &rules, &player, &player_card.weights_sha256, g, observer)?;
+            let past = past_opponents(config, dir, playing, device)?;
+            let figures = selfplay(config, dir, &rules, &player, &player_card.weights_sha256, &past, g, observer)?;
             last_train = Some(train(config, dir, &rules, &network, codec, g, &figures, observer)?);
         }
         let evaluated_here = !dir.evaluation(next).exists();
@@ -439,16 +452,42 @@ pub fn run(
     Ok(RunSummary { generation: state.generation, train_step: state.train_step, last_train })
 }
 
+/// The earlier networks that may play one side of a self-play game of network `playing`
+/// (generations `0..playing`), with their weights' hashes; none when
+/// `selfplay.past_opponents` is 0.
+fn past_opponents(
+    config: &RunConfig,
+    dir: &RunDir,
+    playing: u32,
+    device: &Device,
+) -> Result<Vec<(u32, Network, String)>, SelfplayError> {
+    if config.selfplay.past_opponents <= 0.0 {
+        return Ok(Vec::new());
+    }
+    (0..playing)
+        .map(|k| {
+            let (network, card) = load_checkpoint(&dir.model(k), device)?;
+            Ok((k, network, card.weights_sha256))
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
 fn selfplay(
     config: &RunConfig,
     dir: &RunDir,
     rules: &Arc<Ruleset>,
     network: &Network,
     hash: &str,
+    past: &[(u32, Network, String)],
     g: u32,
     observer: &dyn Observer,
 ) -> Result<SelfplayFigures, SelfplayError> {
     let s = &config.selfplay;
+    let opponents: Vec<PastOpponent<'_>> = past
+        .iter()
+        .map(|(generation, network, hash)| PastOpponent { generation: *generation, network, hash })
+        .collect();
     let groups = s.games.div_ceil(s.parallel_games);
     observer.event(Event::Phase { generation: g, name: "selfplay", total: s.games as u64 });
     let next_group = AtomicU32::new(0);
@@ -473,7 +512,7 @@ fn selfplay(
                 }
                 let seed = derive_seed(config.seed, 100 + g as u64, group as u64);
                 let result = with_network_threads(config.network_threads(), || {
-                    play_selfplay_group(rules, network, hash, config, seed, count)
+                    play_selfplay_group(rules, network, hash, config, seed, count, &opponents)
                 })
                 .and_then(|out| Ok((encode_shard(&out.games)?, out)))
                 .and_then(|(bytes, out)| {
@@ -524,6 +563,15 @@ fn selfplay(
         figures.capped,
         100.0 * figures.network_seconds / figures.total_seconds.max(1e-9)
     );
+    let summary = if figures.past_games > 0 {
+        format!(
+            "{summary}; {} games against earlier networks, scored {:.1}%",
+            figures.past_games,
+            100.0 * figures.past_points / figures.past_games as f64
+        )
+    } else {
+        summary
+    };
     tracing::info!("{summary}");
     observer.event(Event::PhaseDone(summary));
     Ok(figures)

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use camelot_game::{planes_len, CamelotState};
 use camelot_rules::Ruleset;
 use camelot_search::Game as _;
-use camelot_selfplay::record::{encode_shard, read_shard, replay_moves, DecisionTarget, GameEnd, GameRecord};
+use camelot_selfplay::record::{
+    encode_shard, read_shard, replay_moves, DecisionTarget, GameEnd, GameRecord, PastOpponentRecord,
+};
 use camelot_selfplay::replay::game_samples;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -25,6 +27,8 @@ fn random_record(rules: &Arc<Ruleset>, seed: u64) -> (GameRecord, Vec<CamelotSta
         playthrough: false,
         would_resign: 0,
         network: "test".into(),
+        // Odd seeds stand for games against an earlier network.
+        opponent: (seed % 2 == 1).then(|| PastOpponentRecord { generation: 3, network: "past".into(), side: -1 }),
     };
     let mut states = Vec::new();
     let mut legal = Vec::new();
@@ -77,6 +81,53 @@ fn shards_round_trip_and_refuse_damage() {
     flipped[bytes.len() / 2] ^= 1;
     std::fs::write(&path, &flipped).expect("write");
     assert!(read_shard(&path).expect_err("damaged").to_string().contains("checksum"));
+}
+
+/// The first shard format's record (no `opponent`), as runs made before it wrote it.
+#[derive(serde::Serialize)]
+struct RecordV1<'a> {
+    seed: u64,
+    actions: &'a [u16],
+    targets: &'a [DecisionTarget],
+    winner: i8,
+    end: GameEnd,
+    plies: u32,
+    playthrough: bool,
+    would_resign: i8,
+    network: &'a str,
+}
+
+#[test]
+fn first_format_shards_still_read() {
+    use sha2::Digest as _;
+    let rules = Arc::new(Ruleset::variant("camelot").expect("variant"));
+    let mut games: Vec<GameRecord> = (0..3).map(|s| random_record(&rules, 2 * s).0).collect();
+    games[1].network = "another".into();
+    let v1: Vec<RecordV1> = games
+        .iter()
+        .map(|g| RecordV1 {
+            seed: g.seed,
+            actions: &g.actions,
+            targets: &g.targets,
+            winner: g.winner,
+            end: g.end,
+            plies: g.plies,
+            playthrough: g.playthrough,
+            would_resign: g.would_resign,
+            network: &g.network,
+        })
+        .collect();
+    let body = postcard::to_stdvec(&v1).expect("encode");
+    let mut bytes = b"CZSHARD1".to_vec();
+    bytes.extend_from_slice(&sha2::Sha256::digest(&body));
+    bytes.extend_from_slice(&body);
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("shards-v1-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("00000.shard");
+    std::fs::write(&path, &bytes).expect("write");
+    assert_eq!(read_shard(&path).expect("read"), games);
+    // The current format is not the first one.
+    assert_ne!(encode_shard(&games).expect("encode")[..8], bytes[..8]);
 }
 
 #[test]
