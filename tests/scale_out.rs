@@ -173,7 +173,11 @@ fn scenario(run: &str, dir: &Path) {
         assert_eq!(inputs.new_positions, positions, "generation {g}");
         let report = format!("{}{}", log(&logs, "trainer"), resumed);
         assert!(
-            report.contains(&format!("model {g} published: read {} shards, {} games, {positions} positions", inputs.shards.len(), inputs.new_games)),
+            report.contains(&format!(
+                "model {g} published: read {} shards, {} games, {positions} positions",
+                inputs.shards.len(),
+                inputs.new_games
+            )),
             "generation {g}: {inputs:?}\n{report}"
         );
     }
@@ -204,8 +208,9 @@ fn workers_and_trainer_share_a_local_directory_through_kills() {
 #[cfg(feature = "s3")]
 #[test]
 fn workers_and_trainer_share_an_s3_bucket_through_kills() {
-    let run = std::env::var("CAMELOT_TEST_S3_RUN")
-        .expect("CAMELOT_TEST_S3_RUN=s3://bucket/prefix (an empty prefix of a bucket that exists; .ci/run starts moto)");
+    let run = std::env::var("CAMELOT_TEST_S3_RUN").expect(
+        "CAMELOT_TEST_S3_RUN=s3://bucket/prefix (an empty prefix of a bucket that exists; .ci/run starts moto)",
+    );
     let dir = temp("s3");
     scenario(&run, &dir);
 }

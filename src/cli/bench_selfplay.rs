@@ -64,7 +64,14 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
     );
     if let Some(index) = args.child {
         let out = with_network_threads(args.network_threads, || {
-            play_selfplay_group(&rules, &network, "bench", &config, derive_seed(1, 9, index as u64), config.selfplay.parallel_games)
+            play_selfplay_group(
+                &rules,
+                &network,
+                "bench",
+                &config,
+                derive_seed(1, 9, index as u64),
+                config.selfplay.parallel_games,
+            )
         })?;
         println!("decisions {}", out.games.iter().map(|g| g.actions.len() as u64).sum::<u64>());
         return Ok(());

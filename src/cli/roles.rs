@@ -69,11 +69,8 @@ fn start(args: &RoleArgs) -> Result<(RunStore, RoleOptions)> {
         signal_hook::flag::register(signal, stop.clone()).context("installing the SIGTERM/SIGINT handler")?;
     }
     let store = RunStore::open(&args.run)?;
-    let options = RoleOptions {
-        device: parse_device(&args.device)?,
-        poll: Duration::from_secs_f64(args.poll_seconds),
-        stop,
-    };
+    let options =
+        RoleOptions { device: parse_device(&args.device)?, poll: Duration::from_secs_f64(args.poll_seconds), stop };
     Ok((store, options))
 }
 

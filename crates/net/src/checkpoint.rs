@@ -239,7 +239,12 @@ pub fn load_checkpoint(path: &Path, device: &Device) -> Result<(Network, ModelCa
 /// Builds the network that `card` describes from its safetensors bytes, checking their hash
 /// against the card's and every tensor against the architecture; `name` (the weights' file or
 /// object) is named in errors.
-pub fn network_from_bytes(card: &ModelCard, weights: Vec<u8>, name: &Path, device: &Device) -> Result<Network, NetError> {
+pub fn network_from_bytes(
+    card: &ModelCard,
+    weights: Vec<u8>,
+    name: &Path,
+    device: &Device,
+) -> Result<Network, NetError> {
     let hash = sha256_hex(&weights);
     if hash != card.weights_sha256 {
         return Err(NetError::checkpoint(

@@ -35,7 +35,9 @@ use crate::error::SelfplayError;
 use crate::play::{derive_seed, play_selfplay_group, with_network_threads};
 use crate::record::{decode_shard, encode_shard};
 use crate::replay::{game_samples, PackedSample};
-use crate::run::{csv_bytes, evaluation_games, result_fields, train_on_window, Silent, TrainedGeneration, TRAIN_HEADER};
+use crate::run::{
+    csv_bytes, evaluation_games, result_fields, train_on_window, Silent, TrainedGeneration, TRAIN_HEADER,
+};
 use crate::store::RunStore;
 
 /// What every role needs besides the store.
@@ -123,10 +125,7 @@ pub fn read_run_config(store: &RunStore) -> Result<Option<RunConfig>, SelfplayEr
 /// The newest published model (the highest `models/NNNNNN.json`), if any.
 pub fn newest_model(store: &RunStore) -> Result<Option<u32>, SelfplayError> {
     let listing = store.list("models")?;
-    Ok(listing
-        .iter()
-        .filter_map(|o| o.key.strip_prefix("models/")?.strip_suffix(".json")?.parse::<u32>().ok())
-        .max())
+    Ok(listing.iter().filter_map(|o| o.key.strip_prefix("models/")?.strip_suffix(".json")?.parse::<u32>().ok()).max())
 }
 
 /// Loads published model `g` from the store, checked as `load_checkpoint` checks files.
@@ -278,7 +277,12 @@ struct ShardCache {
 }
 
 impl ShardCache {
-    fn load(&mut self, store: &RunStore, rules: &Arc<Ruleset>, key: &str) -> Result<&(u64, Vec<PackedSample>), SelfplayError> {
+    fn load(
+        &mut self,
+        store: &RunStore,
+        rules: &Arc<Ruleset>,
+        key: &str,
+    ) -> Result<&(u64, Vec<PackedSample>), SelfplayError> {
         if !self.shards.contains_key(key) {
             let bytes = store.get(key)?.ok_or_else(|| store_error(store, key, "listed but not found"))?;
             let name = store.describe(key);
@@ -325,12 +329,9 @@ pub fn open_store_run(store: &RunStore, config: Option<&RunConfig>) -> Result<Ru
 
 /// Removes what a trainer killed while publishing model `g` left (no card: nobody trusts it).
 fn remove_leftovers(store: &RunStore, g: u32) -> Result<(), SelfplayError> {
-    for key in [
-        model_key(g, "safetensors"),
-        inputs_key(g),
-        format!("train/{g:06}.optim"),
-        format!("metrics/train-{g:06}.csv"),
-    ] {
+    for key in
+        [model_key(g, "safetensors"), inputs_key(g), format!("train/{g:06}.optim"), format!("metrics/train-{g:06}.csv")]
+    {
         if store.exists(&key)? {
             tracing::info!("removing {}, left by a trainer stopped before publishing model {g}", store.describe(&key));
             store.delete(&key)?;
@@ -340,7 +341,12 @@ fn remove_leftovers(store: &RunStore, g: u32) -> Result<(), SelfplayError> {
 }
 
 /// Puts model `g` (weights, then the card that publishes it).
-fn publish_model(store: &RunStore, network: &Network, info: &CheckpointInfo, g: u32) -> Result<ModelCard, SelfplayError> {
+fn publish_model(
+    store: &RunStore,
+    network: &Network,
+    info: &CheckpointInfo,
+    g: u32,
+) -> Result<ModelCard, SelfplayError> {
     let weights_key = model_key(g, "safetensors");
     let bytes = checkpoint_bytes(network, info, Path::new(&store.describe(&weights_key)))?;
     store.put_new(&weights_key, bytes.weights)?;
@@ -353,7 +359,11 @@ fn publish_model(store: &RunStore, network: &Network, info: &CheckpointInfo, g: 
 /// `replay.window_generations`) hold at least `selfplay.games` games, trains on the window with
 /// as many steps as the sampling ratio asks for their positions, and publishes the model.
 /// Returns when the run's last model is published or a stop is requested.
-pub fn trainer(store: &RunStore, config: Option<&RunConfig>, options: &RoleOptions) -> Result<TrainerSummary, SelfplayError> {
+pub fn trainer(
+    store: &RunStore,
+    config: Option<&RunConfig>,
+    options: &RoleOptions,
+) -> Result<TrainerSummary, SelfplayError> {
     let config = open_store_run(store, config)?;
     let rules = ruleset(&config, store)?;
     let codec = CamelotState::new(rules.clone()).codec();
@@ -379,7 +389,8 @@ pub fn trainer(store: &RunStore, config: Option<&RunConfig>, options: &RoleOptio
         let mut history: Vec<TrainingInputs> = Vec::new();
         for k in 1..=g {
             let key = inputs_key(k);
-            let bytes = store.get(&key)?.ok_or_else(|| store_error(store, &key, "not found (model published without it?)"))?;
+            let bytes =
+                store.get(&key)?.ok_or_else(|| store_error(store, &key, "not found (model published without it?)"))?;
             history.push(serde_json::from_slice(&bytes).map_err(|e| store_error(store, &key, e.to_string()))?);
         }
         let used: BTreeSet<&str> = history.iter().flat_map(|h| h.shards.iter().map(|s| s.key.as_str())).collect();
@@ -455,7 +466,8 @@ pub fn trainer(store: &RunStore, config: Option<&RunConfig>, options: &RoleOptio
         store.put_new(&format!("train/{next:06}.optim"), training_state_bytes(&trainer)?)?;
         let metrics = csv_bytes(&TRAIN_HEADER, &rows).map_err(|e| store_error(store, "metrics", e))?;
         store.put_new(&format!("metrics/train-{next:06}.csv"), metrics)?;
-        let json = serde_json::to_vec_pretty(&inputs).map_err(|e| store_error(store, &inputs_key(next), e.to_string()))?;
+        let json =
+            serde_json::to_vec_pretty(&inputs).map_err(|e| store_error(store, &inputs_key(next), e.to_string()))?;
         store.put_new(&inputs_key(next), json)?;
         let info = CheckpointInfo {
             variant: config.variant.clone(),

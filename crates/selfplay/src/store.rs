@@ -50,7 +50,9 @@ impl std::fmt::Debug for RunStore {
 
 /// Whether `location` names an object store (`scheme://...`) rather than a local path.
 pub fn is_url(location: &str) -> bool {
-    location.split_once("://").is_some_and(|(scheme, _)| !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric()))
+    location
+        .split_once("://")
+        .is_some_and(|(scheme, _)| !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric()))
 }
 
 impl RunStore {
@@ -64,14 +66,26 @@ impl RunStore {
         })?;
         if is_url(location) {
             let (store, prefix) = open_url(location)?;
-            return Ok(RunStore { store, prefix, location: location.trim_end_matches('/').to_string(), local: None, runtime });
+            return Ok(RunStore {
+                store,
+                prefix,
+                location: location.trim_end_matches('/').to_string(),
+                local: None,
+                runtime,
+            });
         }
         let root = PathBuf::from(location);
         std::fs::create_dir_all(&root).map_err(|e| SelfplayError::io(&root, e))?;
         let store = LocalFileSystem::new_with_prefix(&root)
             .map_err(|e| SelfplayError::Store { object: location.to_string(), message: e.to_string() })?
             .with_fsync(true);
-        Ok(RunStore { store: Arc::new(store), prefix: String::new(), location: location.to_string(), local: Some(root), runtime })
+        Ok(RunStore {
+            store: Arc::new(store),
+            prefix: String::new(),
+            location: location.to_string(),
+            local: Some(root),
+            runtime,
+        })
     }
 
     /// How the run was named (`s3://bucket/run` or a path).
