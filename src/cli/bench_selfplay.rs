@@ -1,6 +1,7 @@
 //! `camelot bench selfplay`: self-play throughput of a config's network and search with 1, 2...
 //! worker threads, and the share of time spent in the network (the rest is tree search and
-//! rules work).
+//! rules work). With `--processes`, the same work in 1, 2... separate processes instead (as
+//! `camelot selfplay` workers run), to show how throughput grows with worker processes.
 
 use anyhow::{bail, Result};
 use camelot_game::CamelotState;
@@ -30,6 +31,13 @@ pub struct SelfplayArgs {
     /// Device: cpu, cuda, cuda:N, wgpu.
     #[arg(long, default_value = "cpu")]
     device: String,
+    /// Worker process counts to compare instead of threads, comma-separated: each process
+    /// plays one worker's batch of games (as one `camelot selfplay` worker does per shard).
+    #[arg(long, value_delimiter = ',')]
+    processes: Vec<u32>,
+    /// Internal: play as worker process N of a `--processes` measurement and print its count.
+    #[arg(long, hide = true)]
+    child: Option<u32>,
 }
 
 /// Runs the benchmark.
@@ -54,6 +62,23 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
         config.selfplay.max_plies,
         args.network_threads
     );
+    if let Some(index) = args.child {
+        let out = with_network_threads(args.network_threads, || {
+            play_selfplay_group(
+                &rules,
+                &network,
+                "bench",
+                &config,
+                derive_seed(1, 9, index as u64),
+                config.selfplay.parallel_games,
+            )
+        })?;
+        println!("decisions {}", out.games.iter().map(|g| g.actions.len() as u64).sum::<u64>());
+        return Ok(());
+    }
+    if !args.processes.is_empty() {
+        return run_processes(&args);
+    }
     let mut base = None;
     for &threads in &args.threads {
         let started = Instant::now();
@@ -99,6 +124,46 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
             100.0 * share,
             100.0 * (1.0 - share)
         );
+    }
+    Ok(())
+}
+
+/// `--processes`: each count P starts P copies of this program as `--child` workers at once and
+/// measures decisions per second of wall time (process start and network set-up included,
+/// as a real worker pays them once).
+fn run_processes(args: &SelfplayArgs) -> Result<()> {
+    if args.processes.contains(&0) {
+        bail!("--processes needs counts of at least 1");
+    }
+    let exe = std::env::current_exe()?;
+    let mut base = None;
+    for &processes in &args.processes {
+        let started = Instant::now();
+        let children: Vec<_> = (0..processes)
+            .map(|i| {
+                std::process::Command::new(&exe)
+                    .args(["bench", "selfplay", "--config"])
+                    .arg(&args.config)
+                    .args(["--plies", &args.plies.to_string(), "--network-threads", &args.network_threads.to_string()])
+                    .args(["--device", &args.device, "--child", &i.to_string()])
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+            })
+            .collect::<std::io::Result<_>>()?;
+        let mut decisions = 0u64;
+        for child in children {
+            let out = child.wait_with_output()?;
+            if !out.status.success() {
+                bail!("a worker process failed: {}", out.status);
+            }
+            let text = String::from_utf8_lossy(&out.stdout);
+            let count = text.lines().find_map(|l| l.strip_prefix("decisions ")?.trim().parse::<u64>().ok());
+            decisions += count.ok_or_else(|| anyhow::anyhow!("a worker process printed no count: {text}"))?;
+        }
+        let rate = decisions as f64 / started.elapsed().as_secs_f64();
+        let speedup = base.map(|b: f64| rate / b).unwrap_or(1.0);
+        base.get_or_insert(rate);
+        println!("processes {processes}: {rate:.1} decisions/s, {speedup:.2}x one process");
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ mod net_cmd;
 mod perft;
 mod play;
 mod ratings;
+mod roles;
 mod show;
 mod sprt;
 mod train;
@@ -52,6 +53,13 @@ enum Command {
     /// Train from scratch by self-play (or resume a run): generations of self-play, training
     /// and evaluation.
     Train(train::TrainArgs),
+    /// A self-play worker of a distributed run: plays with the newest model, writes shards.
+    Selfplay(roles::SelfplayArgs),
+    /// The trainer of a distributed run: trains on new shards, publishes the next model.
+    Trainer(roles::TrainerArgs),
+    /// The evaluator of a distributed run: plays each new model against the previous one and
+    /// the baselines.
+    Evaluator(roles::EvaluatorArgs),
     /// Print a run's self-play games in notation.
     Games(train::GamesArgs),
     /// Play a run's network against opponents with the run's evaluation search (its promises).
@@ -83,6 +91,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Ratings(args) => ratings::run(args),
         Command::Sprt(args) => sprt::run(args),
         Command::Train(args) => train::run(args),
+        Command::Selfplay(args) => roles::selfplay(args),
+        Command::Trainer(args) => roles::trainer(args),
+        Command::Evaluator(args) => roles::evaluator(args),
         Command::Games(args) => train::games(args),
         Command::Evaluate(args) => train::evaluate(args),
         Command::InitNet(args) => net_cmd::init(args),

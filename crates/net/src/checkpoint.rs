@@ -136,23 +136,25 @@ fn read(path: &Path) -> Result<Vec<u8>, NetError> {
     })
 }
 
-/// Saves `network` as the checkpoint `path` (weights first, then the card that vouches for
-/// them); refuses to overwrite an existing checkpoint. Returns the card written.
-pub fn save_checkpoint(path: &Path, network: &Network, info: &CheckpointInfo) -> Result<ModelCard, NetError> {
-    let paths = CheckpointPaths::of(path);
-    for p in [&paths.weights, &paths.card] {
-        if p.exists() {
-            return Err(NetError::checkpoint(p, "already exists; refusing to overwrite it"));
-        }
-    }
+/// A checkpoint serialised: the weights and the card that vouches for them, ready to be
+/// written to files or objects (the card last: it is what makes a checkpoint exist).
+#[derive(Clone, Debug)]
+pub struct CheckpointBytes {
+    /// The safetensors file.
+    pub weights: Vec<u8>,
+    /// The card as pretty JSON.
+    pub card_json: Vec<u8>,
+    /// The card.
+    pub card: ModelCard,
+}
+
+/// Serialises `network` with its card; `name` only names the checkpoint in errors.
+pub fn checkpoint_bytes(network: &Network, info: &CheckpointInfo, name: &Path) -> Result<CheckpointBytes, NetError> {
     // No metadata in the weights file: burn keeps it in a hash map, whose order would change
     // the bytes (and the hash) of identical weights from run to run. The card holds it all.
     let mut store = SafetensorsStore::from_bytes(None).clear_metadata();
-    network
-        .model()
-        .save_into(&mut store)
-        .map_err(|e| NetError::checkpoint(&paths.weights, format!("serialising: {e}")))?;
-    let weights = store.get_bytes().map_err(|e| NetError::checkpoint(&paths.weights, format!("serialising: {e}")))?;
+    network.model().save_into(&mut store).map_err(|e| NetError::checkpoint(name, format!("serialising: {e}")))?;
+    let weights = store.get_bytes().map_err(|e| NetError::checkpoint(name, format!("serialising: {e}")))?;
     let card = ModelCard {
         format: CARD_FORMAT.into(),
         format_version: CARD_VERSION,
@@ -173,19 +175,36 @@ pub fn save_checkpoint(path: &Path, network: &Network, info: &CheckpointInfo) ->
         generation: info.generation,
         weights_sha256: sha256_hex(&weights),
     };
-    let json = serde_json::to_vec_pretty(&card).map_err(|e| NetError::checkpoint(&paths.card, e.to_string()))?;
-    write_atomic(&paths.weights, &weights, false)?;
-    write_atomic(&paths.card, &json, false)?;
-    Ok(card)
+    let card_json = serde_json::to_vec_pretty(&card).map_err(|e| NetError::checkpoint(name, e.to_string()))?;
+    Ok(CheckpointBytes { weights, card_json, card })
+}
+
+/// Saves `network` as the checkpoint `path` (weights first, then the card that vouches for
+/// them); refuses to overwrite an existing checkpoint. Returns the card written.
+pub fn save_checkpoint(path: &Path, network: &Network, info: &CheckpointInfo) -> Result<ModelCard, NetError> {
+    let paths = CheckpointPaths::of(path);
+    for p in [&paths.weights, &paths.card] {
+        if p.exists() {
+            return Err(NetError::checkpoint(p, "already exists; refusing to overwrite it"));
+        }
+    }
+    let bytes = checkpoint_bytes(network, info, &paths.weights)?;
+    write_atomic(&paths.weights, &bytes.weights, false)?;
+    write_atomic(&paths.card, &bytes.card_json, false)?;
+    Ok(bytes.card)
 }
 
 /// Reads and checks a model card.
 pub fn read_card(path: &Path) -> Result<ModelCard, NetError> {
     let paths = CheckpointPaths::of(path);
-    let bytes = read(&paths.card)?;
-    let card: ModelCard = serde_json::from_slice(&bytes)
-        .map_err(|e| NetError::checkpoint(&paths.card, format!("line {}, column {}: {e}", e.line(), e.column())))?;
-    let bad = |why: String| Err(NetError::checkpoint(&paths.card, why));
+    parse_card(&read(&paths.card)?, &paths.card)
+}
+
+/// Parses and checks a model card's bytes; `name` (its file or object) is named in errors.
+pub fn parse_card(bytes: &[u8], name: &Path) -> Result<ModelCard, NetError> {
+    let card: ModelCard = serde_json::from_slice(bytes)
+        .map_err(|e| NetError::checkpoint(name, format!("line {}, column {}: {e}", e.line(), e.column())))?;
+    let bad = |why: String| Err(NetError::checkpoint(name, why));
     if card.format != CARD_FORMAT || card.format_version != CARD_VERSION {
         return bad(format!(
             "format `{}` version {} (this program reads `{CARD_FORMAT}` version {CARD_VERSION})",
@@ -202,7 +221,7 @@ pub fn read_card(path: &Path) -> Result<ModelCard, NetError> {
     if card.actions != card.grid.actions() {
         return bad(format!("{} actions do not fit a {}x{} grid", card.actions, card.grid.files, card.grid.ranks));
     }
-    card.architecture.validate().map_err(|e| NetError::checkpoint(&paths.card, e.to_string()))?;
+    card.architecture.validate().map_err(|e| NetError::checkpoint(name, e.to_string()))?;
     Ok(card)
 }
 
@@ -213,27 +232,38 @@ pub fn load_checkpoint(path: &Path, device: &Device) -> Result<(Network, ModelCa
     let card = read_card(path)?;
     let paths = CheckpointPaths::of(path);
     let weights = read(&paths.weights)?;
+    let network = network_from_bytes(&card, weights, &paths.weights, device)?;
+    Ok((network, card))
+}
+
+/// Builds the network that `card` describes from its safetensors bytes, checking their hash
+/// against the card's and every tensor against the architecture; `name` (the weights' file or
+/// object) is named in errors.
+pub fn network_from_bytes(
+    card: &ModelCard,
+    weights: Vec<u8>,
+    name: &Path,
+    device: &Device,
+) -> Result<Network, NetError> {
     let hash = sha256_hex(&weights);
     if hash != card.weights_sha256 {
         return Err(NetError::checkpoint(
-            &paths.weights,
+            name,
             format!("SHA-256 {hash} differs from the card's {} (truncated or replaced?)", card.weights_sha256),
         ));
     }
     let mut model = number_params(Model::new(&card.architecture, PLANES, device));
     let mut store = SafetensorsStore::from_bytes(Some(weights));
-    let applied = model
-        .load_from(&mut store)
-        .map_err(|e| NetError::checkpoint(&paths.weights, format!("does not parse: {e}")))?;
+    let applied =
+        model.load_from(&mut store).map_err(|e| NetError::checkpoint(name, format!("does not parse: {e}")))?;
     let mut problems: Vec<String> = Vec::new();
     problems.extend(applied.missing.iter().map(|(name, _)| format!("missing tensor {name}")));
     problems.extend(applied.unused.iter().map(|name| format!("unexpected tensor {name}")));
     problems.extend(applied.errors.iter().map(|e| format!("{e:?}")));
     if !problems.is_empty() {
-        return Err(NetError::checkpoint(&paths.weights, problems.join("; ")));
+        return Err(NetError::checkpoint(name, problems.join("; ")));
     }
-    let network = Network::from_model(model, card.architecture.clone(), card.grid, device.clone());
-    Ok((network, card))
+    Ok(Network::from_model(model, card.architecture.clone(), card.grid, device.clone()))
 }
 
 const OPTIMIZER_MAGIC: &[u8; 8] = b"CZOPTIM1";
@@ -241,24 +271,33 @@ const OPTIMIZER_MAGIC: &[u8; 8] = b"CZOPTIM1";
 /// Saves a trainer's optimizer state and step to `path` (written atomically, replacing an older
 /// state file of the same run), with a checksum so a torn file is refused.
 pub fn save_training_state(path: &Path, trainer: &Trainer) -> Result<(), NetError> {
+    write_atomic(path, &training_state_bytes(trainer)?, true)
+}
+
+/// A trainer's optimizer state and step as bytes: magic, SHA-256 of the state, state.
+pub fn training_state_bytes(trainer: &Trainer) -> Result<Vec<u8>, NetError> {
     let state = trainer.optimizer_state()?;
     let mut bytes = Vec::with_capacity(state.len() + 40);
     bytes.extend_from_slice(OPTIMIZER_MAGIC);
     bytes.extend_from_slice(&Sha256::digest(&state));
     bytes.extend_from_slice(&state);
-    write_atomic(path, &bytes, true)
+    Ok(bytes)
 }
 
 /// Restores what [`save_training_state`] wrote into `trainer` (built from the same checkpoint
 /// and config).
 pub fn load_training_state(path: &Path, trainer: &mut Trainer) -> Result<(), NetError> {
-    let bytes = read(path)?;
+    restore_training_state(&read(path)?, path, trainer)
+}
+
+/// Restores what [`training_state_bytes`] made into `trainer`; `name` is named in errors.
+pub fn restore_training_state(bytes: &[u8], name: &Path, trainer: &mut Trainer) -> Result<(), NetError> {
     if bytes.len() < 40 || &bytes[..8] != OPTIMIZER_MAGIC {
-        return Err(NetError::checkpoint(path, "not a camelot-zero optimizer state (or truncated)"));
+        return Err(NetError::checkpoint(name, "not a camelot-zero optimizer state (or truncated)"));
     }
     let (sum, state) = bytes[8..].split_at(32);
     if Sha256::digest(state).as_slice() != sum {
-        return Err(NetError::checkpoint(path, "checksum mismatch (truncated or corrupt)"));
+        return Err(NetError::checkpoint(name, "checksum mismatch (truncated or corrupt)"));
     }
-    trainer.restore_optimizer_state(state).map_err(|why| NetError::checkpoint(path, why))
+    trainer.restore_optimizer_state(state).map_err(|why| NetError::checkpoint(name, why))
 }

@@ -37,6 +37,20 @@ pub enum SelfplayError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// An object of a run store (local or remote) could not be read, written or listed.
+    #[error("{object}: {message}")]
+    Store {
+        /// The object (or prefix) at fault, as a path or URL.
+        object: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A create-only put found the name taken: someone else wrote that object first.
+    #[error("{object}: already exists; not overwriting it")]
+    Exists {
+        /// The object.
+        object: String,
+    },
     /// The network failed.
     #[error(transparent)]
     Net(#[from] camelot_net::NetError),

@@ -122,6 +122,12 @@ pub fn encode_shard(games: &[GameRecord]) -> Result<Vec<u8>, SelfplayError> {
 /// Reads a shard, refusing it whole if its magic or checksum is wrong.
 pub fn read_shard(path: &Path) -> Result<Vec<GameRecord>, SelfplayError> {
     let bytes = std::fs::read(path).map_err(|e| SelfplayError::io(path, e))?;
+    decode_shard(&bytes, path)
+}
+
+/// Decodes shard bytes (from a file or an object named `path` in errors), refusing them whole
+/// if the magic or checksum is wrong.
+pub fn decode_shard(bytes: &[u8], path: &Path) -> Result<Vec<GameRecord>, SelfplayError> {
     let corrupt = |reason: &str| SelfplayError::Corrupt { path: path.to_path_buf(), reason: reason.to_string() };
     if bytes.len() < 40 || (&bytes[..8] != SHARD_MAGIC && &bytes[..8] != SHARD_MAGIC_V1) {
         return Err(corrupt("not a camelot-zero replay shard (or truncated)"));

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use camelot_arena::PlayerSpec;
 use camelot_game::CamelotState;
-use camelot_net::checkpoint::{load_training_state, read_card, save_training_state, write_atomic};
+use camelot_net::checkpoint::{read_card, restore_training_state, save_training_state, write_atomic};
 use camelot_net::{
     grid_of, load_checkpoint, save_checkpoint, CheckpointInfo, CheckpointPaths, Device, Network, TrainStats, Trainer,
 };
@@ -100,6 +100,18 @@ impl RunDir {
     /// from inside the run directory (the model path is relative to it, so that a run can be
     /// moved or compared with another).
     pub fn player_spec(&self, g: u32, config: &RunConfig) -> String {
+        player_spec(g, config)
+    }
+    /// The log.
+    pub fn log(&self) -> PathBuf {
+        self.root.join("log.txt")
+    }
+}
+
+/// The player spec that names network `g` of a run in evaluation results (see
+/// [`RunDir::player_spec`]); the same for a local and a distributed run.
+pub fn player_spec(g: u32, config: &RunConfig) -> String {
+    {
         let mut spec = format!("mcts:model=models/{g:06},sims={}", config.evaluation.simulations);
         if config.selfplay.gumbel {
             spec.push_str(",gumbel");
@@ -108,10 +120,6 @@ impl RunDir {
             spec.push_str(&format!(",material={}", config.selfplay.material_utility));
         }
         spec
-    }
-    /// The log.
-    pub fn log(&self) -> PathBuf {
-        self.root.join("log.txt")
     }
 }
 
@@ -220,15 +228,19 @@ fn corrupt(path: &Path, reason: impl Into<String>) -> SelfplayError {
 }
 
 fn write_csv(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<(), SelfplayError> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    let to_err = |e: csv::Error| corrupt(path, e.to_string());
-    writer.write_record(header).map_err(to_err)?;
-    for row in rows {
-        writer.write_record(row).map_err(to_err)?;
-    }
-    let bytes = writer.into_inner().map_err(|e| corrupt(path, e.to_string()))?;
+    let bytes = csv_bytes(header, rows).map_err(|e| corrupt(path, e))?;
     write_atomic(path, &bytes, true)?;
     Ok(())
+}
+
+/// A CSV file's bytes: `header`, then `rows`.
+pub(crate) fn csv_bytes(header: &[&str], rows: &[Vec<String>]) -> Result<Vec<u8>, String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(header).map_err(|e| e.to_string())?;
+    for row in rows {
+        writer.write_record(row).map_err(|e| e.to_string())?;
+    }
+    writer.into_inner().map_err(|e| e.to_string())
 }
 
 /// Concatenates the CSV parts `parts` (same header) into `path`, atomically.
@@ -610,49 +622,16 @@ fn train(
             dir: dir.root().to_path_buf(),
         });
     }
-    let batch = config.replay.batch_size as usize;
-    let steps = ((new_positions as f64 * config.replay.sample_reuse as f64) / batch as f64).ceil().max(1.0) as u64;
-    let mut trainer = Trainer::new(network, codec, config.training.clone())?;
-    if g > 0 {
-        load_training_state(&dir.optimizer(g), &mut trainer)?;
-    }
-    observer.event(Event::Phase { generation: next, name: "training", total: steps });
-    let cells = codec.cells() as usize;
-    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(config.seed, 200, g as u64));
-    let mut rows = Vec::with_capacity(steps as usize);
-    let mut last = TrainStats::default();
-    for _ in 0..steps {
-        let samples: Vec<_> = (0..batch).map(|_| window[rng.random_range(0..window.len())].unpack(cells)).collect();
-        let refs: Vec<_> = samples.iter().collect();
-        last = trainer.train_step(&refs, &mut rng)?;
-        rows.push(vec![
-            next.to_string(),
-            trainer.step().to_string(),
-            format!("{:.6}", last.total),
-            format!("{:.6}", last.policy),
-            format!("{:.6}", last.value),
-            format!("{:.6}", last.material),
-            format!("{:.6}", last.plies_left),
-            format!("{:.4}", last.value_accuracy),
-            format!("{:.6e}", last.learning_rate),
-        ]);
-        observer.event(Event::Progress {
-            done: 1,
-            message: format!("loss {:.3} (policy {:.3}, value {:.3})", last.total, last.policy, last.value),
-        });
-    }
-    let header = [
-        "generation",
-        "step",
-        "loss",
-        "policy_loss",
-        "value_loss",
-        "material_loss",
-        "plies_left_loss",
-        "value_accuracy",
-        "learning_rate",
-    ];
-    write_csv(&dir.train_metrics(next), &header, &rows)?;
+    let optimizer = if g > 0 {
+        let path = dir.optimizer(g);
+        Some((std::fs::read(&path).map_err(|e| SelfplayError::io(&path, e))?, path))
+    } else {
+        None
+    };
+    let optimizer = optimizer.as_ref().map(|(bytes, path)| (bytes.as_slice(), path.as_path()));
+    let TrainedGeneration { trainer, rows, last, steps } =
+        train_on_window(config, network, codec, optimizer, &window, new_positions, g, observer)?;
+    write_csv(&dir.train_metrics(next), &TRAIN_HEADER, &rows)?;
     // Generation summary, completed by the evaluation.
     let self_row = vec![
         next.to_string(),
@@ -697,6 +676,82 @@ fn train(
     Ok(last)
 }
 
+/// What training one generation produced.
+pub(crate) struct TrainedGeneration {
+    /// The trainer after its last step (network and optimizer state).
+    pub trainer: Trainer,
+    /// One `metrics/train-*.csv` row per step ([`TRAIN_HEADER`]).
+    pub rows: Vec<Vec<String>>,
+    /// The last step's figures.
+    pub last: TrainStats,
+    /// Steps taken.
+    pub steps: u64,
+}
+
+/// Columns of the per-step training metrics.
+pub(crate) const TRAIN_HEADER: [&str; 9] = [
+    "generation",
+    "step",
+    "loss",
+    "policy_loss",
+    "value_loss",
+    "material_loss",
+    "plies_left_loss",
+    "value_accuracy",
+    "learning_rate",
+];
+
+/// The training step shared by `camelot train` and the distributed trainer: network `g + 1`
+/// from network `g` (with its optimizer state, named in errors by the path given) on
+/// `window`, taking as many batches as the sampling ratio asks for `new_positions` new
+/// positions (`replay.sample_reuse`). Seeded by the run seed and `g` alone, so the same inputs
+/// give the same weights.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn train_on_window(
+    config: &RunConfig,
+    network: &Network,
+    codec: camelot_game::ActionCodec,
+    optimizer: Option<(&[u8], &Path)>,
+    window: &[PackedSample],
+    new_positions: usize,
+    g: u32,
+    observer: &dyn Observer,
+) -> Result<TrainedGeneration, SelfplayError> {
+    let next = g + 1;
+    let batch = config.replay.batch_size as usize;
+    let steps = ((new_positions as f64 * config.replay.sample_reuse as f64) / batch as f64).ceil().max(1.0) as u64;
+    let mut trainer = Trainer::new(network, codec, config.training.clone())?;
+    if let Some((bytes, name)) = optimizer {
+        restore_training_state(bytes, name, &mut trainer)?;
+    }
+    observer.event(Event::Phase { generation: next, name: "training", total: steps });
+    let cells = codec.cells() as usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(config.seed, 200, g as u64));
+    let mut rows = Vec::with_capacity(steps as usize);
+    let mut last = TrainStats::default();
+    for _ in 0..steps {
+        let samples: Vec<_> = (0..batch).map(|_| window[rng.random_range(0..window.len())].unpack(cells)).collect();
+        let refs: Vec<_> = samples.iter().collect();
+        last = trainer.train_step(&refs, &mut rng)?;
+        rows.push(vec![
+            next.to_string(),
+            trainer.step().to_string(),
+            format!("{:.6}", last.total),
+            format!("{:.6}", last.policy),
+            format!("{:.6}", last.value),
+            format!("{:.6}", last.material),
+            format!("{:.6}", last.plies_left),
+            format!("{:.4}", last.value_accuracy),
+            format!("{:.6e}", last.learning_rate),
+        ]);
+        observer.event(Event::Progress {
+            done: 1,
+            message: format!("loss {:.3} (policy {:.3}, value {:.3})", last.total, last.policy, last.value),
+        });
+    }
+    Ok(TrainedGeneration { trainer, rows, last, steps })
+}
+
 /// Columns of `generations.csv`.
 const GENERATION_HEADER: [&str; 17] = [
     "generation",
@@ -737,44 +792,10 @@ fn evaluate(
         name: "evaluation",
         total: (e.games as u64) * e.opponents.len() as u64,
     });
-    let duel = |games: u32, seed: u64| DuelConfig {
-        search: config.evaluation_search(),
-        games,
-        opening_plies: e.opening_plies,
-        max_plies: config.evaluation_max_plies(),
-        seed,
-        material_utility: config.selfplay.material_utility,
-        first_game: 0,
-    };
+    let initial = || load_checkpoint(&dir.model(0), new.device()).map(|(network, _)| network).map_err(Into::into);
+    let (mut rows, scores) = evaluation_games(config, rules, new, previous, &initial, next, observer)?;
     let me = DuelPlayer::Network(Box::new(new.clone()));
-    let my_name = dir.player_spec(next, config);
-    let (workers, threads) = (config.selfplay.workers as usize, config.network_threads());
-    let mut rows = Vec::new();
-    let mut scores = Vec::new();
-    for (o, opponent) in e.opponents.iter().enumerate() {
-        let (other, name, label) = if opponent == "previous" {
-            (DuelPlayer::Network(Box::new(previous.clone())), dir.player_spec(next - 1, config), opponent.clone())
-        } else if opponent == "initial" {
-            let (initial, _) = load_checkpoint(&dir.model(0), new.device())?;
-            (DuelPlayer::Network(Box::new(initial)), dir.player_spec(0, config), opponent.clone())
-        } else {
-            let spec = PlayerSpec::parse(opponent).map_err(|err| SelfplayError::Config {
-                file: dir.config(),
-                message: format!("evaluation.opponents: `{opponent}`: {err}"),
-            })?;
-            (DuelPlayer::Baseline(spec), opponent.clone(), opponent.clone())
-        };
-        if e.games == 0 {
-            continue;
-        }
-        let settings = duel(e.games, derive_seed(config.seed, 300 + next as u64, o as u64));
-        let games = play_duel_parallel(rules, &me, &other, &settings, workers, threads)?;
-        let score = games.iter().map(|g| g.score_a).sum::<f64>() / games.len() as f64;
-        observer
-            .event(Event::Progress { done: games.len() as u64, message: format!("vs {label}: {:.1}%", 100.0 * score) });
-        scores.push(format!("{label}={score:.3}"));
-        rows.extend(games.iter().map(|g| result_row(rules, g, &my_name, &name, settings.seed)));
-    }
+    let duel = |games: u32, seed: u64| duel_config(config, games, seed);
     let mut gate_line = String::new();
     if let Some((against, player)) = gate_against {
         let decision = run_gate(config, dir, rules, &me, player, next, against, &duel, &mut rows, observer)?;
@@ -809,6 +830,64 @@ fn evaluate(
     Ok(())
 }
 
+/// The evaluation games' settings (`games` games from `seed`).
+fn duel_config(config: &RunConfig, games: u32, seed: u64) -> DuelConfig {
+    DuelConfig {
+        search: config.evaluation_search(),
+        games,
+        opening_plies: config.evaluation.opening_plies,
+        max_plies: config.evaluation_max_plies(),
+        seed,
+        material_utility: config.selfplay.material_utility,
+        first_game: 0,
+    }
+}
+
+/// The evaluation shared by `camelot train` and the distributed evaluator: network `next`
+/// against each configured opponent (`previous`, `initial`, baselines), seeded by the run seed
+/// and `next` alone. Returns the games as arena results rows and one `label=score` per
+/// opponent.
+pub(crate) fn evaluation_games(
+    config: &RunConfig,
+    rules: &Arc<Ruleset>,
+    new: &Network,
+    previous: &Network,
+    initial: &dyn Fn() -> Result<Network, SelfplayError>,
+    next: u32,
+    observer: &dyn Observer,
+) -> Result<(Vec<camelot_arena::ResultRow>, Vec<String>), SelfplayError> {
+    let e = &config.evaluation;
+    let me = DuelPlayer::Network(Box::new(new.clone()));
+    let my_name = player_spec(next, config);
+    let (workers, threads) = (config.selfplay.workers as usize, config.network_threads());
+    let mut rows = Vec::new();
+    let mut scores = Vec::new();
+    for (o, opponent) in e.opponents.iter().enumerate() {
+        let (other, name, label) = if opponent == "previous" {
+            (DuelPlayer::Network(Box::new(previous.clone())), player_spec(next - 1, config), opponent.clone())
+        } else if opponent == "initial" {
+            (DuelPlayer::Network(Box::new(initial()?)), player_spec(0, config), opponent.clone())
+        } else {
+            let spec = PlayerSpec::parse(opponent).map_err(|err| SelfplayError::Config {
+                file: PathBuf::from("run.toml"),
+                message: format!("evaluation.opponents: `{opponent}`: {err}"),
+            })?;
+            (DuelPlayer::Baseline(spec), opponent.clone(), opponent.clone())
+        };
+        if e.games == 0 {
+            continue;
+        }
+        let settings = duel_config(config, e.games, derive_seed(config.seed, 300 + next as u64, o as u64));
+        let games = play_duel_parallel(rules, &me, &other, &settings, workers, threads)?;
+        let score = games.iter().map(|g| g.score_a).sum::<f64>() / games.len() as f64;
+        observer
+            .event(Event::Progress { done: games.len() as u64, message: format!("vs {label}: {:.1}%", 100.0 * score) });
+        scores.push(format!("{label}={score:.3}"));
+        rows.extend(games.iter().map(|g| result_row(rules, g, &my_name, &name, settings.seed)));
+    }
+    Ok((rows, scores))
+}
+
 /// An evaluation game as a row of the arena's results file (A is `a_name`, White in even games).
 fn result_row(rules: &Ruleset, game: &DuelGame, a_name: &str, b_name: &str, seed: u64) -> camelot_arena::ResultRow {
     use camelot_arena::GameResult;
@@ -835,7 +914,7 @@ fn result_row(rules: &Ruleset, game: &DuelGame, a_name: &str, b_name: &str, seed
     }
 }
 
-fn result_fields(row: &camelot_arena::ResultRow) -> Vec<String> {
+pub(crate) fn result_fields(row: &camelot_arena::ResultRow) -> Vec<String> {
     vec![
         row.variant.clone(),
         row.white.clone(),
@@ -958,15 +1037,7 @@ pub fn check_network(
             (DuelPlayer::Baseline(spec), opponent.to_string(), opponent.to_string())
         }
     };
-    let settings = DuelConfig {
-        search: config.evaluation_search(),
-        games,
-        opening_plies: config.evaluation.opening_plies,
-        max_plies: config.evaluation_max_plies(),
-        seed,
-        material_utility: config.selfplay.material_utility,
-        first_game: 0,
-    };
+    let settings = duel_config(config, games, seed);
     let me = DuelPlayer::Network(Box::new(network));
     let played =
         play_duel_parallel(&rules, &me, &other, &settings, config.selfplay.workers as usize, config.network_threads())?;

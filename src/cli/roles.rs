@@ -1,0 +1,112 @@
+//! `camelot selfplay`, `camelot trainer`, `camelot evaluator`: the three roles of a training
+//! run as separate processes over a run directory or bucket (README, "Scaling out"). One file
+//! for the three: they share their arguments, signal handling and logging.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use camelot_net::parse_device;
+use camelot_selfplay::roles::{self, RoleOptions};
+use camelot_selfplay::store::RunStore;
+use camelot_selfplay::RunConfig;
+use clap::Args;
+
+/// What every role takes.
+#[derive(Args, Debug)]
+pub struct RoleArgs {
+    /// Run: a directory (shared by the processes) or `s3://bucket/prefix` (built with
+    /// `--features s3`; credentials and endpoint from the AWS_* environment variables).
+    #[arg(long)]
+    run: String,
+    /// Device: cpu, cuda, cuda:N, wgpu.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// Seconds between two looks at the run for new models, shards or the config.
+    #[arg(long, default_value_t = 10.0)]
+    poll_seconds: f64,
+}
+
+/// Arguments of `camelot selfplay`.
+#[derive(Args, Debug)]
+pub struct SelfplayArgs {
+    #[command(flatten)]
+    role: RoleArgs,
+    /// This worker's number, unique among the run's workers (Kubernetes: JOB_COMPLETION_INDEX,
+    /// Slurm: SLURM_ARRAY_TASK_ID); it names the worker's shards and seeds its games.
+    #[arg(long)]
+    worker_id: u32,
+}
+
+/// Arguments of `camelot trainer`.
+#[derive(Args, Debug)]
+pub struct TrainerArgs {
+    #[command(flatten)]
+    role: RoleArgs,
+    /// Config of a new run (put as its run.toml); with an existing run it must match.
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+/// Arguments of `camelot evaluator`.
+#[derive(Args, Debug)]
+pub struct EvaluatorArgs {
+    #[command(flatten)]
+    role: RoleArgs,
+}
+
+/// Logging to stderr (the scheduler keeps it), the store, and a stop flag set by SIGTERM and
+/// SIGINT.
+fn start(args: &RoleArgs) -> Result<(RunStore, RoleOptions)> {
+    let _ = tracing_subscriber::fmt().with_ansi(false).with_target(false).with_writer(std::io::stderr).try_init();
+    if !(args.poll_seconds.is_finite() && args.poll_seconds > 0.0) {
+        bail!("--poll-seconds must be a positive number of seconds, got {}", args.poll_seconds);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(signal, stop.clone()).context("installing the SIGTERM/SIGINT handler")?;
+    }
+    let store = RunStore::open(&args.run)?;
+    let options =
+        RoleOptions { device: parse_device(&args.device)?, poll: Duration::from_secs_f64(args.poll_seconds), stop };
+    Ok((store, options))
+}
+
+/// Runs `camelot selfplay`.
+pub fn selfplay(args: SelfplayArgs) -> Result<()> {
+    let (store, options) = start(&args.role)?;
+    tracing::info!("worker {} on {}", args.worker_id, store.location());
+    let summary = roles::selfplay_worker(&store, args.worker_id, &options)?;
+    println!(
+        "worker {}: {} shards, {} games written{}",
+        args.worker_id,
+        summary.shards,
+        summary.games,
+        if summary.run_finished { "; the run is finished" } else { "; stopped" }
+    );
+    Ok(())
+}
+
+/// Runs `camelot trainer`.
+pub fn trainer(args: TrainerArgs) -> Result<()> {
+    let (store, options) = start(&args.role)?;
+    let config = match &args.config {
+        Some(path) => Some(RunConfig::load(path)?),
+        None => None,
+    };
+    tracing::info!("trainer on {}", store.location());
+    let summary = roles::trainer(&store, config.as_ref(), &options)?;
+    println!("trainer: model {} is the newest; {} published by this process", summary.generation, summary.published);
+    Ok(())
+}
+
+/// Runs `camelot evaluator`.
+pub fn evaluator(args: EvaluatorArgs) -> Result<()> {
+    let (store, options) = start(&args.role)?;
+    tracing::info!("evaluator on {}", store.location());
+    let summary = roles::evaluator(&store, &options)?;
+    println!("evaluator: evaluated models {:?}", summary.evaluated);
+    Ok(())
+}
