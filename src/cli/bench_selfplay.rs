@@ -71,6 +71,7 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
                 &config,
                 derive_seed(1, 9, index as u64),
                 config.selfplay.parallel_games,
+                &[],
             )
         })?;
         println!("decisions {}", out.games.iter().map(|g| g.actions.len() as u64).sum::<u64>());

@@ -170,9 +170,16 @@ fn wait_for_run(store: &RunStore, options: &RoleOptions) -> Result<Option<RunCon
     }
 }
 
-/// The SPRT gate needs every worker to wait for the gate's verdict on each model: only the
-/// generation-synchronous `camelot train` has it.
+/// The SPRT gate needs every worker to wait for the gate's verdict on each model, and games
+/// against earlier networks need a worker to load them all: only the generation-synchronous
+/// `camelot train` has them.
 fn check_distributable(config: &RunConfig, store: &RunStore) -> Result<(), SelfplayError> {
+    if config.selfplay.past_opponents > 0.0 {
+        return Err(SelfplayError::Config {
+            file: store.describe("run.toml").into(),
+            message: "selfplay.past_opponents is supported by `camelot train` only, not by separate roles".into(),
+        });
+    }
     if config.evaluation.gate == Gate::Sprt {
         return Err(SelfplayError::Config {
             file: store.describe("run.toml").into(),
@@ -234,7 +241,7 @@ pub fn selfplay_worker(store: &RunStore, worker: u32, options: &RoleOptions) -> 
         let seed = derive_seed(config.seed, 1_000_000 + worker as u64, seq);
         let count = config.selfplay.parallel_games;
         let out = with_network_threads(config.network_threads(), || {
-            play_selfplay_group(&rules, network, hash, &config, seed, count)
+            play_selfplay_group(&rules, network, hash, &config, seed, count, &[])
         })?;
         let positions: usize = out.games.iter().map(|game| game.targets.len()).sum();
         let bytes = encode_shard(&out.games)?;
