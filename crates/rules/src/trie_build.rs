@@ -98,6 +98,22 @@ impl Out<'_> {
         child
     }
 
+    /// Appends a move of one leg under the root. Only for the steps, which come last: their
+    /// own `last_child` entries would never be read, so they are not kept (a turn has about
+    /// fifty steps, and this is most of their cost).
+    #[inline]
+    fn add_root_leaf(&mut self, leg: Leg) {
+        let child = self.nodes.len() as u32;
+        let complete = self.moves;
+        self.nodes.push(Node { leg, parent: LegTrie::ROOT, first_child: NONE, next_sibling: NONE, complete });
+        self.moves += 1;
+        match self.last_child[LegTrie::ROOT as usize] {
+            NONE => self.nodes[LegTrie::ROOT as usize].first_child = child,
+            last => self.nodes[last as usize].next_sibling = child,
+        }
+        self.last_child[LegTrie::ROOT as usize] = child;
+    }
+
     /// Appends a root child for the current piece, whose first root child is `*first`.
     #[inline]
     fn add_under(&mut self, parent: u32, leg: Leg, first: &mut u32) -> u32 {
@@ -302,8 +318,7 @@ impl Ruleset {
         if quiet {
             self.for_each_step(&cx, &ob, pos, |from, to, _| {
                 if !(ob.exit_castle && cx.own_castle.contains(to)) {
-                    let leaf = out.add(LegTrie::ROOT, Leg { from, to, jump: false });
-                    out.complete(leaf);
+                    out.add_root_leaf(Leg { from, to, jump: false });
                 }
             });
         }

@@ -315,6 +315,10 @@ impl Searcher {
                             &mut self.probs,
                         )
                     };
+                    if cfg.gumbel {
+                        // Gumbel visits children in any order.
+                        t.stats[node as usize].prefix = false;
+                    }
                     node = (range.start + pick) as u32;
                     t.stats[node as usize].in_flight += 1;
                 }
@@ -362,6 +366,7 @@ impl Searcher {
         st.first_child = first;
         st.num_children = legal.len() as u32;
         st.kind = Kind::Expanded;
+        st.prefix = priors.windows(2).all(|w| w[0] >= w[1]);
         backup(&mut t.nodes, &mut t.stats, node, value, player);
         if node == 0 {
             self.prepare_root(t);
@@ -413,6 +418,7 @@ impl Searcher {
             for (node, &p) in t.stats[range].iter_mut().zip(&self.noise) {
                 node.prior = p;
             }
+            t.stats[0].prefix = false;
             rs.noised = true;
         }
     }
@@ -535,6 +541,16 @@ fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
 /// index within `children`.
 #[inline]
 fn puct_select(parent_stats: &Stats, children: &[Stats], cfg: &SearchConfig) -> usize {
+    // Past the first unvisited child of a prefix node, every child is unvisited with no
+    // larger prior, so none of them can score higher (nor tie it earlier).
+    let children = if parent_stats.prefix {
+        match children.iter().position(|c| c.visits + c.in_flight == 0) {
+            Some(first_unvisited) => &children[..=first_unvisited],
+            None => children,
+        }
+    } else {
+        children
+    };
     let parent_n = (parent_stats.visits + parent_stats.in_flight) as f32;
     let sqrt_n = parent_n.sqrt();
     // Parent's value from the view of its own player to move (= its children's chooser).
@@ -806,8 +822,57 @@ fn abandon<G>(t: &mut Tree<G>, node: u32) {
     if node == 0 {
         t.stats[0].kind = Kind::Leaf;
     } else {
+        // Its siblings after it may have visits: the visited ones need not be a prefix now.
+        let parent = t.nodes[node as usize].parent;
+        t.stats[parent as usize].prefix = false;
         t.stats[node as usize].kind = Kind::Fresh;
         t.nodes[node as usize].state = crate::tree::NONE;
         t.search.sims_started = t.search.sims_started.saturating_sub(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    /// Scoring only up to the first unvisited child of a prefix node picks what scoring every
+    /// child picks, ties and proven children included.
+    #[test]
+    fn prefix_scan_picks_what_the_full_scan_picks() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for solver in [false, true] {
+            let cfg = SearchConfig { solver, virtual_loss: 1.0, ..SearchConfig::default() };
+            for _ in 0..20_000 {
+                let len = rng.random_range(1..12);
+                let visited = rng.random_range(0..=len);
+                // Few distinct priors and values, so that ties are common.
+                let mut priors: Vec<f32> = (0..len).map(|_| rng.random_range(1..4) as f32 / 8.0).collect();
+                priors.sort_by(|a, b| b.total_cmp(a));
+                let children: Vec<Stats> = (0..len)
+                    .map(|i| {
+                        let mut c = Stats::new(priors[i]);
+                        if i < visited {
+                            c.visits = rng.random_range(0..4);
+                            c.in_flight = rng.random_range(u32::from(c.visits == 0)..2);
+                            c.value_sum = rng.random_range(-2..=2) as f64 * 0.5;
+                            if solver {
+                                c.proof = [Proof::Unknown, Proof::Unknown, Proof::Win, Proof::Loss, Proof::Draw]
+                                    [rng.random_range(0..5)];
+                            }
+                        }
+                        c
+                    })
+                    .collect();
+                let mut parent = Stats::new(1.0);
+                parent.visits = children.iter().map(|c| c.visits).sum::<u32>() + 1;
+                parent.value_sum = rng.random_range(-2..=2) as f64 * 0.5;
+                parent.same_player = rng.random_bool(0.5);
+                let full = puct_select(&parent, &children, &cfg);
+                parent.prefix = true;
+                assert_eq!(puct_select(&parent, &children, &cfg), full, "{children:?}");
+            }
+        }
     }
 }

@@ -115,6 +115,12 @@ pub(crate) struct Stats {
     /// Whether the player to move here is the node's chooser (the sign of its value for its
     /// children's choice).
     pub same_player: bool,
+    /// Whether the children's priors do not increase with their index and the visited ones
+    /// (in flight included) are the first few: then the first unvisited child is the best
+    /// unvisited one, and PUCT need not score the children after it. Set at expansion where the
+    /// priors allow (a uniform evaluator's always do); PUCT keeps it true, anything that
+    /// visits or unvisits children out of order (root noise, Gumbel, an abandoned leaf) clears it.
+    pub prefix: bool,
 }
 
 impl Stats {
@@ -131,6 +137,7 @@ impl Stats {
             proof: Proof::Unknown,
             kind: Kind::Fresh,
             same_player: true,
+            prefix: false,
         }
     }
 
