@@ -13,6 +13,7 @@ mod net_cmd;
 mod perft;
 mod play;
 mod ratings;
+mod serve;
 mod show;
 mod sprt;
 mod train;
@@ -65,6 +66,9 @@ enum Command {
     /// Play through a line protocol on stdin/stdout (UGI, the game-neutral form of UCI) with any
     /// player spec; see docs/ENGINE.md.
     Engine(engine::EngineArgs),
+    /// A web page on this machine to play against a network or any player spec; see
+    /// docs/SERVE.md.
+    Serve(serve::ServeArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -89,6 +93,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::EvalNet(args) => net_cmd::eval(args),
         Command::Export(args) => export::run(args),
         Command::Engine(args) => engine::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Bench(cmd) => bench::run(cmd),
     }
 }
