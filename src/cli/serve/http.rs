@@ -34,9 +34,9 @@ const LINGER: Duration = Duration::from_secs(2);
 /// sent nothing).
 pub fn exchange<S: Read + Write>(stream: &mut S, api: &Api) -> io::Result<u16> {
     let (head_len, buffer) = match read_head(stream)? {
-        Ok(read) => read,
-        Err(None) => return Ok(0),
-        Err(Some(refusal)) => return send(stream, &refusal),
+        Head::Read { len, bytes } => (len, bytes),
+        Head::Nothing => return Ok(0),
+        Head::Refused(refusal) => return send(stream, &refusal),
     };
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut headers);
@@ -97,25 +97,33 @@ pub fn exchange<S: Read + Write>(stream: &mut S, api: &Api) -> io::Result<u16> {
     send(stream, &out)
 }
 
-/// Reads until the end of the head: the head's length and every byte read so far (the head and
-/// what came of the body), or the refusal of a head that is too long or cut short, or `None`
-/// for a connection closed before sending anything (browsers open spare connections).
-fn read_head<S: Read>(stream: &mut S) -> io::Result<Result<(usize, Vec<u8>), Option<Outgoing>>> {
+/// What came of reading a request head.
+enum Head {
+    /// The head's length, and every byte read so far: the head and what came of the body.
+    Read { len: usize, bytes: Vec<u8> },
+    /// A head too long or cut short.
+    Refused(Outgoing),
+    /// A connection closed before sending anything (browsers open spare connections).
+    Nothing,
+}
+
+/// Reads until the end of the head.
+fn read_head<S: Read>(stream: &mut S) -> io::Result<Head> {
     let mut buffer = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     loop {
         if let Some(end) = find_head_end(&buffer) {
-            return Ok(Ok((end, buffer)));
+            return Ok(Head::Read { len: end, bytes: buffer });
         }
         if buffer.len() >= MAX_HEAD {
-            return Ok(Err(Some(Outgoing::error(431, format!("the request head is over {MAX_HEAD} bytes")))));
+            return Ok(Head::Refused(Outgoing::error(431, format!("the request head is over {MAX_HEAD} bytes"))));
         }
         let n = stream.read(&mut chunk)?;
         if n == 0 && buffer.is_empty() {
-            return Ok(Err(None));
+            return Ok(Head::Nothing);
         }
         if n == 0 {
-            return Ok(Err(Some(Outgoing::error(400, "the connection closed before the end of the request head"))));
+            return Ok(Head::Refused(Outgoing::error(400, "the connection closed before the end of the request head")));
         }
         buffer.extend_from_slice(&chunk[..n]);
     }
