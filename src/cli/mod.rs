@@ -14,6 +14,7 @@ mod perft;
 mod play;
 mod ratings;
 mod roles;
+mod serve;
 mod show;
 mod sprt;
 mod train;
@@ -73,6 +74,9 @@ enum Command {
     /// Play through a line protocol on stdin/stdout (UGI, the game-neutral form of UCI) with any
     /// player spec; see docs/ENGINE.md.
     Engine(engine::EngineArgs),
+    /// A web page on this machine to play against a network or any player spec; see
+    /// docs/SERVE.md.
+    Serve(serve::ServeArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -100,6 +104,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::EvalNet(args) => net_cmd::eval(args),
         Command::Export(args) => export::run(args),
         Command::Engine(args) => engine::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Bench(cmd) => bench::run(cmd),
     }
 }

@@ -7,10 +7,12 @@
 //! * [`session`]: the game, the options and the answer to each command.
 //! * [`limits`]: `go nodes|movetime|wtime ...` into the player spec's own keys.
 //! * [`info`]: the `info` line from what the player reports.
+//! * [`seat`]: the player built from the spec and one guarded search (shared with `serve`).
 
 mod command;
-mod info;
+pub(crate) mod info;
 mod limits;
+pub(crate) mod seat;
 mod session;
 
 use super::RulesArgs;

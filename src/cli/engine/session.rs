@@ -6,12 +6,10 @@
 use super::command::{parse_command, shown, EngineCommand, GoParams, Query, StartPosition};
 use super::info::info_line;
 use super::limits::{limited_spec, SearchLimits};
-use camelot_arena::{derive_seed, principal_line_text, ModelStore, Player, PlayerSpec};
+use super::seat::Seat;
+use camelot_arena::{principal_line_text, ModelStore, PlayerSpec};
 use camelot_rules::{Color, Game, Ruleset, VARIANT_NAMES};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::io::{self, Write};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -62,13 +60,11 @@ pub struct Session {
     game: Game,
     /// Networks loaded once per session, whatever the limits of each `go` make of the spec.
     models: ModelStore,
-    /// The last player built and the spec it was built from: reused while `go` asks for the
-    /// same spec, so that a player keeps its hash table or tree between moves of one game.
-    player: Option<(PlayerSpec, Box<dyn Player>)>,
-    /// `uginewgame` count, one stream of the players' seeds.
+    /// The player, kept while `go` asks for the same spec, so that it keeps its hash table or
+    /// tree between moves of one game.
+    seat: Seat,
+    /// `uginewgame` count, one stream of the players' seeds (the seat counts the other).
     games: u64,
-    /// Players built in this game, the other stream.
-    builds: u64,
 }
 
 impl Session {
@@ -84,9 +80,8 @@ impl Session {
             rules,
             settings,
             models: ModelStore::new(),
-            player: None,
+            seat: Seat::new(),
             games: 0,
-            builds: 0,
         };
         let spec = session.settings.spec.clone();
         session.prepare(&spec)?;
@@ -117,9 +112,8 @@ impl Session {
             EngineCommand::IsReady => writeln!(out, "readyok")?,
             EngineCommand::NewGame => {
                 self.game = Game::new(Arc::clone(&self.rules));
-                self.player = None;
+                self.seat.clear();
                 self.games += 1;
-                self.builds = 0;
             }
             EngineCommand::Position { start, moves } => {
                 if let Err(message) = self.set_position(&start, &moves) {
@@ -171,22 +165,8 @@ impl Session {
     }
 
     /// Builds the player for `spec` unless the one kept was built from it.
-    fn prepare(&mut self, spec: &PlayerSpec) -> Result<&mut dyn Player, String> {
-        if spec.is_human() {
-            return Err("`human` cannot play through the engine protocol: the front end seats people".to_string());
-        }
-        let kept = matches!(&self.player, Some((built, _)) if built == spec);
-        if !kept {
-            let rng = ChaCha8Rng::seed_from_u64(derive_seed(self.settings.seed, self.games, self.builds));
-            self.builds += 1;
-            let player =
-                spec.build_with(&self.rules, rng, &self.models).map_err(|e| format!("player `{spec}`: {e}"))?;
-            self.player = Some((spec.clone(), player));
-        }
-        match &mut self.player {
-            Some((_, player)) => Ok(player.as_mut()),
-            None => Err("no player".to_string()),
-        }
+    fn prepare(&mut self, spec: &PlayerSpec) -> Result<(), String> {
+        self.seat.prepare(spec, &self.rules, &self.models, self.settings.seed, self.games).map(|_| ())
     }
 
     fn go(&mut self, go: &GoParams, out: &mut dyn Write) -> io::Result<()> {
@@ -201,26 +181,11 @@ impl Session {
             writeln!(out, "info string {note}")?;
         }
         let started = Instant::now();
-        let game = self.game.clone();
-        let chosen =
-            self.prepare(&spec).and_then(|player| match catch_unwind(AssertUnwindSafe(|| player.choose(&game))) {
-                Ok(Ok(choice)) => Ok(choice),
-                Ok(Err(err)) => Err(format!("player `{spec}`: {err}")),
-                Err(_) => Err(format!("player `{spec}` failed inside its search")),
-            });
+        let chosen = self.seat.choose(&spec, &self.game, &self.models, self.settings.seed, self.games);
         let elapsed = started.elapsed().as_millis();
         let choice = match chosen {
-            Ok(choice) if self.game.legal_moves().contains(&choice.mv) => choice,
-            Ok(choice) => {
-                // A player's bug, not the front end's: say so rather than send an illegal move.
-                self.player = None;
-                let text = self.rules.move_to_string(&pos, &choice.mv);
-                error(out, &format!("go: player `{spec}` chose `{text}`, which is not legal here"))?;
-                return writeln!(out, "{NO_MOVE}");
-            }
+            Ok(choice) => choice,
             Err(message) => {
-                // A player that failed may be in any state: the next `go` builds a fresh one.
-                self.player = None;
                 error(out, &format!("go: {message}"))?;
                 return writeln!(out, "{NO_MOVE}");
             }
@@ -244,26 +209,21 @@ impl Session {
         match option.as_str() {
             "player" => {
                 let spec = PlayerSpec::parse(value).map_err(|e| e.to_string())?;
-                // Built now so that a bad model is reported here, not at the next `go`.
-                let previous = self.player.take();
-                match self.prepare(&spec) {
-                    Ok(_) => self.settings.spec = spec,
-                    Err(message) => {
-                        self.player = previous;
-                        return Err(message);
-                    }
-                }
+                // Built now so that a bad model is reported here, not at the next `go`; a spec
+                // that cannot be built leaves the seat's player as it was.
+                self.prepare(&spec)?;
+                self.settings.spec = spec;
             }
             "variant" => {
                 let rules = Ruleset::with_overrides(value, &self.settings.overrides).map_err(|e| e.to_string())?;
                 self.rules = Arc::new(rules);
                 self.settings.variant = value.to_string();
                 self.game = Game::new(Arc::clone(&self.rules));
-                self.player = None;
+                self.seat.forget();
             }
             "seed" => {
                 self.settings.seed = spin(value, 0, MAX_SEED)?;
-                self.player = None;
+                self.seat.forget();
             }
             "moveoverhead" => self.settings.move_overhead_ms = spin(value, 0, MAX_OVERHEAD_MS)?,
             _ => return Err(format!("unknown option `{}` (options: {known})", shown(name))),
@@ -449,13 +409,13 @@ mod tests {
     fn the_player_is_kept_while_the_spec_is_the_same() {
         let mut s = session("uct:sims=20", "cam");
         answer(&mut s, "go nodes 30");
-        let built = s.builds;
+        let built = s.seat.builds();
         answer(&mut s, "go nodes 30");
-        assert_eq!(s.builds, built);
+        assert_eq!(s.seat.builds(), built);
         answer(&mut s, "go nodes 31");
-        assert_eq!(s.builds, built + 1);
+        assert_eq!(s.seat.builds(), built + 1);
         answer(&mut s, "uginewgame");
-        assert!(s.player.is_none());
+        assert!(s.seat.is_empty());
     }
 
     #[test]
