@@ -448,10 +448,12 @@ pub fn run(
                 tracing::warn!("plot not drawn: {failure}");
             }
             let mut models = Vec::with_capacity(next as usize + 1);
+            let mut train_step = 0;
             for k in 0..=next {
-                models.push(read_card(&dir.model(k))?.weights_sha256);
+                let card = read_card(&dir.model(k))?;
+                models.push(card.weights_sha256);
+                train_step = card.step;
             }
-            let train_step = read_card(&dir.model(next))?.step;
             state = RunState { generation: next, train_step, models };
             let json = serde_json::to_vec_pretty(&state).map_err(|e| corrupt(&dir.state(), e.to_string()))?;
             write_atomic(&dir.state(), &json, true)?;
