@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use camelot_selfplay::record::decode_shard;
 use camelot_selfplay::roles::{inputs_key, model_key, parse_shard_key, TrainingInputs};
 use camelot_selfplay::store::RunStore;
+use camelot_selfplay::SelfplayError;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -94,6 +95,12 @@ fn shard_contents(store: &RunStore, key: &str) -> (u64, u64) {
     (games.len() as u64, games.iter().map(|g| g.targets.len() as u64).sum())
 }
 
+/// Sends `kill -SIGNAL` to `child` (STOP and CONT pause and resume it).
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill").arg(format!("-{name}")).arg(child.id().to_string()).status().expect("runs kill");
+    assert!(status.success(), "kill -{name} {}", child.id());
+}
+
 fn exit_within(child: &mut Child, limit: Duration, logs: &Path, name: &str) {
     let mut status = None;
     wait_until(limit, logs, &format!("{name} to exit"), || {
@@ -117,8 +124,11 @@ fn scenario(run: &str, dir: &Path) {
     let mut worker1 = spawn(run, &logs, "worker-1", &["selfplay", "--worker-id", "1"]);
     let mut trainer = spawn(run, &logs, "trainer", &["trainer", "--config", config.to_str().expect("utf-8")]);
 
-    // Worker 1, once it has written a shard, is killed in the middle of its next games.
+    // Worker 1, once it has written a shard, is killed in the middle of its next games. The
+    // trainer is paused (SIGSTOP) meanwhile, so that the run cannot finish before the restarted
+    // worker has played: small games are fast, and worker 0 alone could otherwise supply them all.
     wait_until(limit, &logs, "worker 1's first shard", || shards(&store).iter().any(|s| s.2 == 1));
+    signal(&trainer, "STOP");
     std::thread::sleep(Duration::from_millis(700));
     worker1.kill().expect("SIGKILL");
     worker1.wait().expect("reaped");
@@ -128,6 +138,10 @@ fn scenario(run: &str, dir: &Path) {
     }
     let last_seq = before_kill.iter().filter(|s| s.2 == 1).map(|s| s.3).max().expect("worker 1 wrote");
     let mut worker1 = spawn(run, &logs, "worker-1-again", &["selfplay", "--worker-id", "1"]);
+    wait_until(limit, &logs, "the restarted worker 1's first shard", || {
+        shards(&store).iter().any(|s| s.2 == 1 && s.3 > last_seq)
+    });
+    signal(&trainer, "CONT");
 
     // The trainer, once it has published model 1, is killed and restarted.
     wait_until(limit, &logs, "model 1", || store.exists(&model_key(1, "json")).expect("head"));
@@ -143,6 +157,10 @@ fn scenario(run: &str, dir: &Path) {
         assert!(resumed.contains(&format!("resuming from model {last}")), "{resumed}");
     }
     assert_eq!(store.get(&model_key(1, "json")).expect("reads"), card1, "model 1 was rewritten");
+    // The store itself refuses to replace an object (S3: a conditional put, If-None-Match).
+    let overwrite = store.put_new(&model_key(1, "json"), b"{}".to_vec());
+    assert!(matches!(overwrite, Err(SelfplayError::Exists { .. })), "a second put of model 1: {overwrite:?}");
+    assert_eq!(store.get(&model_key(1, "json")).expect("reads"), card1, "model 1 was replaced");
 
     // The workers see the last model and stop by themselves.
     exit_within(&mut worker0, limit, &logs, "worker-0");
@@ -203,6 +221,13 @@ fn workers_and_trainer_share_a_local_directory_through_kills() {
     // Staging files of the killed worker may remain; they are not shards and a listing skips them.
     let visible = RunStore::open(run.to_str().expect("utf-8")).expect("opens").list("selfplay").expect("lists");
     assert!(visible.iter().all(|o| o.key.ends_with(".shard")), "{visible:?}");
+    // On a run directory each process appends its log to its own file there; the restarted
+    // trainer's lines follow the killed one's.
+    let log = |name: &str| std::fs::read_to_string(run.join("logs").join(name)).unwrap_or_default();
+    let trainer = log("trainer.log");
+    assert!(trainer.contains("model 1 published") && trainer.contains("model 3 published"), "trainer.log:\n{trainer}");
+    assert!(log("selfplay-0.log").contains("worker 0"), "selfplay-0.log:\n{}", log("selfplay-0.log"));
+    assert!(log("evaluator.log").contains("evaluator on"), "evaluator.log:\n{}", log("evaluator.log"));
 }
 
 #[cfg(feature = "s3")]

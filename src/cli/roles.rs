@@ -2,7 +2,7 @@
 //! run as separate processes over a run directory or bucket (README, "Scaling out"). One file
 //! for the three: they share their arguments, signal handling and logging.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +13,8 @@ use camelot_selfplay::roles::{self, RoleOptions};
 use camelot_selfplay::store::RunStore;
 use camelot_selfplay::RunConfig;
 use clap::Args;
+
+use super::train::log_to_file;
 
 /// What every role takes.
 #[derive(Args, Debug)]
@@ -27,6 +29,11 @@ pub struct RoleArgs {
     /// Seconds between two looks at the run for new models, shards or the config.
     #[arg(long, default_value_t = 10.0)]
     poll_seconds: f64,
+    /// Also append the log to this local file. Default: on a run directory,
+    /// `logs/selfplay-ID.log`, `logs/trainer.log` or `logs/evaluator.log` in it; on a bucket,
+    /// stderr only (which the cluster's scheduler keeps).
+    #[arg(long)]
+    log_file: Option<PathBuf>,
 }
 
 /// Arguments of `camelot selfplay`.
@@ -57,10 +64,26 @@ pub struct EvaluatorArgs {
     role: RoleArgs,
 }
 
-/// Logging to stderr (the scheduler keeps it), the store, and a stop flag set by SIGTERM and
-/// SIGINT.
-fn start(args: &RoleArgs) -> Result<(RunStore, RoleOptions)> {
-    let _ = tracing_subscriber::fmt().with_ansi(false).with_target(false).with_writer(std::io::stderr).try_init();
+/// Logging (stderr, which the scheduler keeps, and a log file: see `--log-file`), the store,
+/// and a stop flag set by SIGTERM and SIGINT. `name` names this process's default log file.
+fn start(args: &RoleArgs, name: &str) -> Result<(RunStore, RoleOptions)> {
+    let log_file = match &args.log_file {
+        Some(path) => Some(path.clone()),
+        // Each process appends to its own file: no two writers share one.
+        None if !camelot_selfplay::store::is_url(&args.run) => {
+            let dir = Path::new(&args.run).join("logs");
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            Some(dir.join(format!("{name}.log")))
+        }
+        None => None,
+    };
+    match log_file {
+        Some(path) => log_to_file(&path, true)?,
+        None => {
+            let _ =
+                tracing_subscriber::fmt().with_ansi(false).with_target(false).with_writer(std::io::stderr).try_init();
+        }
+    }
     if !(args.poll_seconds.is_finite() && args.poll_seconds > 0.0) {
         bail!("--poll-seconds must be a positive number of seconds, got {}", args.poll_seconds);
     }
@@ -76,7 +99,7 @@ fn start(args: &RoleArgs) -> Result<(RunStore, RoleOptions)> {
 
 /// Runs `camelot selfplay`.
 pub fn selfplay(args: SelfplayArgs) -> Result<()> {
-    let (store, options) = start(&args.role)?;
+    let (store, options) = start(&args.role, &format!("selfplay-{}", args.worker_id))?;
     tracing::info!("worker {} on {}", args.worker_id, store.location());
     let summary = roles::selfplay_worker(&store, args.worker_id, &options)?;
     println!(
@@ -91,7 +114,7 @@ pub fn selfplay(args: SelfplayArgs) -> Result<()> {
 
 /// Runs `camelot trainer`.
 pub fn trainer(args: TrainerArgs) -> Result<()> {
-    let (store, options) = start(&args.role)?;
+    let (store, options) = start(&args.role, "trainer")?;
     let config = match &args.config {
         Some(path) => Some(RunConfig::load(path)?),
         None => None,
@@ -104,7 +127,7 @@ pub fn trainer(args: TrainerArgs) -> Result<()> {
 
 /// Runs `camelot evaluator`.
 pub fn evaluator(args: EvaluatorArgs) -> Result<()> {
-    let (store, options) = start(&args.role)?;
+    let (store, options) = start(&args.role, "evaluator")?;
     tracing::info!("evaluator on {}", store.location());
     let summary = roles::evaluator(&store, &options)?;
     println!("evaluator: evaluated models {:?}", summary.evaluated);

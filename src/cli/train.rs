@@ -10,7 +10,7 @@ use camelot_selfplay::{Event, Observer, RunConfig, RunDir, RunOptions};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Arguments of `camelot train`.
@@ -81,13 +81,17 @@ impl Observer for Bars {
 /// not a terminal, to stderr too (without colour codes).
 fn start_logging(dir: &RunDir) -> Result<()> {
     std::fs::create_dir_all(dir.root()).with_context(|| format!("creating {}", dir.root().display()))?;
-    let path = dir.log();
+    log_to_file(&dir.log(), !std::io::stderr().is_terminal())
+}
+
+/// Sends `tracing` events, as plain text, to the end of the file at `path` and, if `to_stderr`,
+/// to stderr too.
+pub(crate) fn log_to_file(path: &Path, to_stderr: bool) -> Result<()> {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    let to_stderr = !std::io::stderr().is_terminal();
+        .open(path)
+        .with_context(|| format!("opening the log file {}", path.display()))?;
     let writer = move || -> Box<dyn std::io::Write> {
         let file: Box<dyn std::io::Write> = Box::new(file.try_clone().expect("the log file handle clones"));
         if to_stderr {
