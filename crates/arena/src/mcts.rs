@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Settings of `mcts`:
-/// `mcts:model=PATH,sims=N[,gumbel][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,device=D]`.
+/// `mcts:model=PATH,sims=N[,gumbel][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,draw=P][,device=D]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
     /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
@@ -48,6 +48,8 @@ pub struct MctsConfig {
     /// Weight in `[0, 1]` of the network's predicted final material in the value the search
     /// sees ([`NetEvaluator::with_material_utility`]); 0 uses the value head alone.
     pub material: f32,
+    /// What a draw costs both sides in the search, in `[0, 1)` (`SearchConfig::draw_penalty`).
+    pub draw_penalty: f32,
     /// Device: `cpu`, `cuda`, `cuda:N`, `wgpu`.
     pub device: String,
 }
@@ -63,6 +65,7 @@ impl Default for MctsConfig {
             cache: 50_000,
             batch: 8,
             material: 0.0,
+            draw_penalty: 0.0,
             device: "cpu".to_string(),
         }
     }
@@ -77,6 +80,7 @@ impl MctsConfig {
             gumbel_scale: if self.gumbel { self.temperature } else { 0.0 },
             temperature: TemperatureSchedule::constant(if self.gumbel { 0.0 } else { self.temperature }),
             leaves_per_tree: self.batch,
+            draw_penalty: self.draw_penalty,
             ..SearchConfig::evaluation()
         }
     }

@@ -33,14 +33,15 @@ pub enum PlayerSpec {
     Human,
     /// `mcts:model=PATH,sims=N` (default 200) with optional `gumbel`, `temperature=T`,
     /// `ms=M`, `cache=K`, `batch=B`, `material=F` (0 to 1, default 0: the weight of the
-    /// predicted final material in the search's value), `device=D`: the network's search (see
+    /// predicted final material in the search's value), `draw=P` (0 to below 1, default 0:
+    /// what a draw costs both sides in the search), `device=D`: the network's search (see
     /// [`MctsConfig`]).
     Mcts(MctsConfig),
 }
 
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
-const MCTS_KEYS: &str = "model, sims, gumbel, temperature, ms, cache, batch, material, device";
+const MCTS_KEYS: &str = "model, sims, gumbel, temperature, ms, cache, batch, material, draw, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct Settings<'a> {
@@ -167,7 +168,7 @@ impl PlayerSpec {
             }
             _ => {
                 s.only(
-                    &["model", "sims", "gumbel", "temperature", "ms", "cache", "batch", "material", "device"],
+                    &["model", "sims", "gumbel", "temperature", "ms", "cache", "batch", "material", "draw", "device"],
                     MCTS_KEYS,
                 )?;
                 let model = s.raw("model").ok_or(SpecError::MissingKey {
@@ -182,6 +183,7 @@ impl PlayerSpec {
                 let cache = s.number::<usize>("cache", 0, 1 << 30, "a number of cached positions (0: none)")?;
                 let batch = s.number::<u32>("batch", 1, 4096, "leaves per tree and search round, 1 to 4096")?;
                 let material = s.number::<f32>("material", 0.0, 1.0, "a weight from 0 to 1")?;
+                let draw = s.number::<f32>("draw", 0.0, 0.999, "a draw penalty from 0 to below 1")?;
                 PlayerSpec::Mcts(MctsConfig {
                     model: model.to_string(),
                     sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { d.sims }),
@@ -191,6 +193,7 @@ impl PlayerSpec {
                     cache: cache.unwrap_or(d.cache),
                     batch: batch.unwrap_or(d.batch),
                     material: material.unwrap_or(d.material),
+                    draw_penalty: draw.unwrap_or(d.draw_penalty),
                     device: s.raw("device").unwrap_or(&d.device).to_string(),
                 })
             }
@@ -297,6 +300,9 @@ impl fmt::Display for PlayerSpec {
                 }
                 if c.material != d.material {
                     keys.push(format!("material={}", c.material));
+                }
+                if c.draw_penalty != d.draw_penalty {
+                    keys.push(format!("draw={}", c.draw_penalty));
                 }
                 if c.device != d.device {
                     keys.push(format!("device={}", c.device));

@@ -43,7 +43,9 @@ fn good_specs_parse_to_their_settings() {
         PlayerSpec::Mcts(MctsConfig { model: "runs/quick/latest".to_string(), sims: 400, ..MctsConfig::default() })
     );
     assert_eq!(
-        parse("mcts:model=m,sims=50,gumbel,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,device=cuda:1"),
+        parse(
+            "mcts:model=m,sims=50,gumbel,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,draw=0.25,device=cuda:1"
+        ),
         PlayerSpec::Mcts(MctsConfig {
             model: "m".to_string(),
             sims: 50,
@@ -53,6 +55,7 @@ fn good_specs_parse_to_their_settings() {
             cache: 0,
             batch: 2,
             material: 0.3,
+            draw_penalty: 0.25,
             device: "cuda:1".to_string(),
         })
     );
@@ -75,6 +78,7 @@ fn specs_print_back_in_canonical_form() {
         "mcts:model=runs/x/models/000017,sims=400,gumbel,temperature=1,ms=50",
         "mcts:model=m,ms=100",
         "mcts:model=m,sims=32,material=0.25",
+        "mcts:model=m,sims=16,gumbel,material=0.4,draw=0.3",
     ] {
         assert_eq!(parse(text).to_string(), text);
         assert_eq!(parse(&parse(text).to_string()), parse(text));
@@ -101,6 +105,9 @@ fn bad_specs_name_the_player_or_key_at_fault() {
     assert!(e.contains("`depth`") && e.contains("key=value"), "{e}");
     let e = error("alphabeta:depth=2,depth=3");
     assert!(e.contains("`depth`") && e.contains("twice"), "{e}");
+
+    let e = error("mcts:model=m,draw=1");
+    assert!(e.contains("draw=1") && e.contains("below 1"), "{e}");
 
     let e = error("uct:simulations=10");
     assert!(e.contains("`simulations`") && e.contains("sims, ms, cap, c"), "{e}");

@@ -332,6 +332,37 @@ impl SearchGame for CamelotState {
         })
     }
 
+    /// A leg that completes a winning move: one onto the last square of the opponent's castle
+    /// the mover lacks, or a jump that takes the opponent's last piece. Wins by leaving the
+    /// opponent without a legal move (rare, and costly to detect) are not looked for, nor
+    /// capture-all when the opponent has more than three pieces: a move that takes four is
+    /// too rare to be worth checking every jump for.
+    fn decisive_action(&self) -> Option<u32> {
+        let position = &self.turn.position;
+        let mover = position.turn();
+        let castle = self.rules.board().opp_castle(mover);
+        let castle_win = (position.pieces(mover) & castle).count() + 1 >= self.rules.flags().castle_squares_to_win;
+        let capture_win = position.pieces(mover.opponent()).count() <= 3;
+        if !(castle_win || capture_win) {
+            return None;
+        }
+        let trie = &self.turn.trie;
+        let winner = Some(SearchOutcome::Win(self.to_move()));
+        for (leg, child) in trie.children(self.node) {
+            // Only a leg that completes the move can end the game; entering the castle does.
+            let candidate = (castle_win && castle.contains(leg.to)) || (capture_win && leg.jump);
+            if candidate && !trie.has_children(child) {
+                let action = self.codec.encode_leg(leg, mover);
+                let mut next = self.clone();
+                next.apply(action);
+                if next.terminal() == winner {
+                    return Some(action);
+                }
+            }
+        }
+        None
+    }
+
     fn hash(&self) -> u64 {
         self.turn.position.hash() ^ (self.node as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }

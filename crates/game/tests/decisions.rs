@@ -2,7 +2,7 @@
 //! end of the game, and lets the generic search play Camelot.
 
 use camelot_game::CamelotState;
-use camelot_rules::{Game, Position, Ruleset, VARIANT_NAMES};
+use camelot_rules::{EndReason, Game, Position, Ruleset, VARIANT_NAMES};
 use camelot_search::{Game as _, Outcome, Player, SearchConfig, Searcher, Tree, UniformEvaluator};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -143,5 +143,74 @@ fn start_position_matches_the_rules() {
         let state = CamelotState::new(rules.clone());
         assert_eq!(*state.position(), Position::start(&rules));
         assert_eq!(state.legal_moves().len() as u64, rules.perft(&Position::start(&rules), 1));
+    }
+}
+
+/// The actions that win at once, and among them those `decisive_action` promises to find: by
+/// the castle, or by taking the last of at most three pieces.
+fn winning_actions(state: &CamelotState) -> (Vec<u32>, Vec<u32>) {
+    let mut actions = Vec::new();
+    state.legal_actions(&mut actions);
+    let mover = state.position().turn();
+    let opponent_pieces = state.position().pieces(mover.opponent()).count();
+    let (mut wins, mut promised) = (Vec::new(), Vec::new());
+    for a in actions {
+        let mut next = state.clone();
+        next.apply(a);
+        if let Some(o) = next.outcome().filter(|o| o.winner == Some(mover)) {
+            wins.push(a);
+            if o.reason == EndReason::CastleOccupied || (o.reason == EndReason::AllCaptured && opponent_pieces <= 3) {
+                promised.push(a);
+            }
+        }
+    }
+    (wins, promised)
+}
+
+#[test]
+fn decisive_action_finds_exactly_the_wins_in_one_decision() {
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let (mut decisions, mut wins) = (0, 0);
+    for name in ["camelot", "cam", "camette", "chivalry"] {
+        let rules = Arc::new(Ruleset::variant(name).expect("variant"));
+        for _ in 0..12 {
+            let mut state = CamelotState::new(rules.clone());
+            let mut actions = Vec::new();
+            while state.terminal().is_none() {
+                let (all, promised) = winning_actions(&state);
+                let at = rules.to_cpn(state.position());
+                match state.decisive_action() {
+                    Some(a) => assert!(all.contains(&a), "{name}: {a} does not win at {at}"),
+                    None => assert!(promised.is_empty(), "{name}: missed {promised:?} at {at}"),
+                }
+                wins += usize::from(!promised.is_empty());
+                decisions += 1;
+                // Random decisions (legs and stops), so positions inside moves are checked too.
+                actions.clear();
+                state.legal_actions(&mut actions);
+                state.apply(actions[rng.random_range(0..actions.len())]);
+            }
+        }
+    }
+    assert!(decisions > 1000 && wins >= 10, "{decisions} decisions, {wins} with a win in one");
+}
+
+#[test]
+fn few_simulations_never_miss_a_castle_win() {
+    // Camelot: White holds F16; the man on H15 steps into G16 and wins. With Gumbel's root
+    // sampling only 2 of the legal actions and 2 simulations, the decisive check alone finds it.
+    let rules = Arc::new(Ruleset::variant("camelot").expect("variant"));
+    let pos = rules.parse_cpn("M1/5M2/10/12/12/12/12/12/12/12/12/12/4k7/10/8/2 w 0/0").expect("cpn");
+    let state = CamelotState::from_position(rules.clone(), pos);
+    let (winning, _) = winning_actions(&state);
+    assert_eq!(winning.len(), 1, "H15-G16 only");
+    assert_eq!(state.decisive_action(), Some(winning[0]));
+    for seed in 0..20 {
+        let config = SearchConfig { simulations: 2, gumbel: true, gumbel_m: 2, ..SearchConfig::evaluation() };
+        let mut searcher = Searcher::new(config).expect("config");
+        let mut trees = vec![Tree::new(state.clone(), seed)];
+        let results = searcher.search(&mut trees, &mut UniformEvaluator).expect("search");
+        assert_eq!(results[0].action, winning[0], "seed {seed}");
+        assert_eq!(results[0].proven, Some(Outcome::Win(Player::First)), "seed {seed}");
     }
 }

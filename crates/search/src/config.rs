@@ -127,6 +127,13 @@ pub struct SearchConfig {
     /// MCTS-solver: propagate proven wins, losses and draws up the tree, play proven wins,
     /// avoid proven losses.
     pub solver: bool,
+    /// What a draw costs both players, in `[0, 1)`: the search values a result as
+    /// `win - loss - draw_penalty * draw` from whichever side's view, so neither side steers
+    /// for a draw it could avoid (contempt for both, not zero-sum). A self-play setting for
+    /// games whose young networks drift into draws. The root value reported stays the plain
+    /// `win - loss` (the per-action Q values include the penalty). PUCT's first-play urgency
+    /// ignores it.
+    pub draw_penalty: f32,
 }
 
 impl Default for SearchConfig {
@@ -146,6 +153,7 @@ impl Default for SearchConfig {
             leaves_per_tree: 1,
             virtual_loss: 1.0,
             solver: true,
+            draw_penalty: 0.0,
         }
     }
 }
@@ -186,6 +194,7 @@ impl SearchConfig {
         check(finite_nonneg(self.gumbel_c_scale), "gumbel_c_scale", "must be finite and >= 0")?;
         check(self.leaves_per_tree >= 1, "leaves_per_tree", "must be >= 1")?;
         check(finite_nonneg(self.virtual_loss), "virtual_loss", "must be finite and >= 0")?;
+        check((0.0..1.0).contains(&self.draw_penalty), "draw_penalty", "must be in [0, 1)")?;
         Ok(())
     }
 }

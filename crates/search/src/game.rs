@@ -116,6 +116,19 @@ pub trait Game: Clone {
     /// The outcome if the game is over, `None` while it goes on.
     fn terminal(&self) -> Option<Outcome>;
 
+    /// An action that ends the game at once with a win for the player to move, if the game
+    /// can tell cheaply; `None` otherwise (the default). Must be one of
+    /// [`Game::legal_actions`], and applying it must give [`Game::terminal`] a win for the
+    /// mover. Not called on terminal states.
+    ///
+    /// With the solver on, the search marks such a child won as it expands its parent,
+    /// without visiting it ("decisive moves", Teytaud and Teytaud 2010). A few simulations then
+    /// never miss a win in one decision, and never walk into a position that gives the
+    /// opponent one, however low the network's prior on the winning action.
+    fn decisive_action(&self) -> Option<u32> {
+        None
+    }
+
     /// A 64-bit hash of the whole state (position and mid-move state), for caches and
     /// transposition tables.
     ///

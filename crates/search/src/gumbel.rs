@@ -32,6 +32,28 @@ pub(crate) fn considered_visit_sequence(m: u32, sims: u32, out: &mut Vec<u32>) {
     out.truncate(sims as usize);
 }
 
+/// How children's values enter completed Q: the `sigma` transform's constants, whether
+/// the solver's proofs replace sampled means, and what a draw costs (see
+/// `SearchConfig::draw_penalty`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QRule {
+    pub c_visit: f32,
+    pub c_scale: f32,
+    pub solver: bool,
+    pub draw_penalty: f32,
+}
+
+impl QRule {
+    pub(crate) fn of(config: &crate::SearchConfig) -> QRule {
+        QRule {
+            c_visit: config.gumbel_c_visit,
+            c_scale: config.gumbel_c_scale,
+            solver: config.solver,
+            draw_penalty: config.draw_penalty,
+        }
+    }
+}
+
 /// Writes into `out` the transformed completed Q-values `sigma(q)` of `children`, from the
 /// view of their parent's player (the children's chooser).
 ///
@@ -45,18 +67,12 @@ pub(crate) fn considered_visit_sequence(m: u32, sims: u32, out: &mut Vec<u32>) {
 /// mctx instead rescales by the siblings' own min and max, with `c_scale = 0.1`; with the
 /// paper's `c_scale = 1` that rescaling would make every node's improved policy one-hot on
 /// its best child after a single visit, whatever the size of the gap.
-pub(crate) fn completed_q(
-    children: &[Stats],
-    raw_value: f32,
-    c_visit: f32,
-    c_scale: f32,
-    solver: bool,
-    out: &mut Vec<f32>,
-) {
+pub(crate) fn completed_q(children: &[Stats], raw_value: f32, rule: QRule, out: &mut Vec<f32>) {
+    let QRule { c_visit, c_scale, solver, draw_penalty } = rule;
     out.clear();
     let q_of = |c: &Stats| -> f64 {
         if solver && c.proof != Proof::Unknown {
-            c.proof.wdl().value() as f64
+            c.proof.utility(draw_penalty) as f64
         } else {
             c.q()
         }
@@ -126,25 +142,23 @@ pub(crate) fn improved_policy(children: &[Stats], sigma: &[f32], out: &mut Vec<f
 pub(crate) fn interior_select(
     children: &[Stats],
     raw_value: f32,
-    c_visit: f32,
-    c_scale: f32,
-    solver: bool,
+    rule: QRule,
     sigma: &mut Vec<f32>,
     probs: &mut Vec<f32>,
 ) -> usize {
-    if solver {
+    if rule.solver {
         if let Some(i) = children.iter().position(|c| c.proof == Proof::Win) {
             return i;
         }
     }
-    completed_q(children, raw_value, c_visit, c_scale, solver, sigma);
+    completed_q(children, raw_value, rule, sigma);
     improved_policy(children, sigma, probs);
     let total: u64 = children.iter().map(|c| (c.visits + c.in_flight) as u64).sum();
     let denom = 1.0 + total as f32;
     let mut best = usize::MAX;
     let mut best_score = f32::NEG_INFINITY;
     for (i, (c, p)) in children.iter().zip(probs.iter()).enumerate() {
-        if solver && c.proof == Proof::Loss {
+        if rule.solver && c.proof == Proof::Loss {
             continue;
         }
         let score = p - (c.visits + c.in_flight) as f32 / denom;
@@ -210,7 +224,7 @@ mod tests {
         // Two visited children with q = 1 and q = -1 and priors 0.25 each; raw value 0.5.
         let children = [child(0.25, 2, 1.0), child(0.25, 2, -1.0), child(0.5, 0, 0.0)];
         let mut out = Vec::new();
-        completed_q(&children, 0.5, 50.0, 1.0, false, &mut out);
+        completed_q(&children, 0.5, QRule { c_visit: 50.0, c_scale: 1.0, solver: false, draw_penalty: 0.0 }, &mut out);
         // weighted q = 0, mixed = (0.5 + 4 * 0) / 5 = 0.1; mapped from [-1, 1] to [0, 1]:
         // 1 -> 1, -1 -> 0, 0.1 -> 0.55; times (50 + 2) * 1.
         assert!((out[0] - 52.0).abs() < 1e-4);
@@ -218,7 +232,7 @@ mod tests {
         assert!((out[2] - 0.55 * 52.0).abs() < 1e-3);
         // Unvisited everywhere: the raw value fills in.
         let fresh = [child(0.5, 0, 0.0), child(0.5, 0, 0.0)];
-        completed_q(&fresh, -0.5, 50.0, 0.1, false, &mut out);
+        completed_q(&fresh, -0.5, QRule { c_visit: 50.0, c_scale: 0.1, solver: false, draw_penalty: 0.0 }, &mut out);
         assert!((out[0] - 0.25 * 5.0).abs() < 1e-5 && out[0] == out[1]);
     }
 
@@ -228,7 +242,13 @@ mod tests {
         let mut children = [child(0.5, 0, 0.0), child(0.3, 0, 0.0), child(0.2, 0, 0.0)];
         let (mut s, mut p) = (Vec::new(), Vec::new());
         for _ in 0..100 {
-            let i = interior_select(&children, 0.0, 50.0, 1.0, false, &mut s, &mut p);
+            let i = interior_select(
+                &children,
+                0.0,
+                QRule { c_visit: 50.0, c_scale: 1.0, solver: false, draw_penalty: 0.0 },
+                &mut s,
+                &mut p,
+            );
             children[i].visits += 1;
         }
         assert_eq!(children.map(|c| c.visits), [50, 30, 20]);

@@ -6,7 +6,7 @@ use rand::Rng;
 use crate::config::SearchConfig;
 use crate::eval::{Evaluations, Evaluator, Wdl};
 use crate::game::{Game, Outcome, Player};
-use crate::gumbel;
+use crate::gumbel::{self, QRule};
 use crate::noise;
 use crate::tree::{Kind, Node, Proof, Stats, Tree};
 use crate::SearchError;
@@ -158,6 +158,7 @@ impl Searcher {
         }
         for t in trees.iter_mut() {
             t.search.sims_started = 0;
+            t.search.draw_penalty = self.config.draw_penalty as f64;
             t.search.sims_done = 0;
             t.search.gumbel_ready = false;
             if t.stats[0].kind == Kind::Expanded {
@@ -226,7 +227,7 @@ impl Searcher {
                 }
                 Descent::Done(node, wdl, persp) => {
                     t.search.sims_started += 1;
-                    backup(&mut t.nodes, &mut t.stats, node, wdl, persp);
+                    backup(&mut t.nodes, &mut t.stats, node, wdl, persp, self.config.draw_penalty);
                     t.search.sims_done += 1;
                 }
                 Descent::Collision(node) => {
@@ -305,15 +306,7 @@ impl Searcher {
                         t.search.visits[pick] += 1;
                         pick
                     } else {
-                        gumbel::interior_select(
-                            children,
-                            n.raw_value,
-                            cfg.gumbel_c_visit,
-                            cfg.gumbel_c_scale,
-                            cfg.solver,
-                            &mut self.sigma,
-                            &mut self.probs,
-                        )
+                        gumbel::interior_select(children, n.raw_value, QRule::of(cfg), &mut self.sigma, &mut self.probs)
                     };
                     if cfg.gumbel {
                         // Gumbel visits children in any order.
@@ -353,7 +346,7 @@ impl Searcher {
 
     /// Creates the children of evaluated leaf `node` (batch entry `i`) and backs up its value.
     fn expand<G: Game>(&mut self, t: &mut Tree<G>, i: usize, node: u32) {
-        let value = self.evals.value(i).normalized().unwrap_or(Wdl::DRAW);
+        let mut value = self.evals.value(i).normalized().unwrap_or(Wdl::DRAW);
         let legal = self.evals.legal_actions(i);
         let priors = self.evals.priors(i);
         let inv = 1.0 / self.prior_sums[i];
@@ -361,13 +354,24 @@ impl Searcher {
         let first = t.nodes.len() as u32;
         t.nodes.extend(legal.iter().map(|&a| Node::child(node, a, player)));
         t.stats.extend(priors.iter().map(|&p| Stats::new(p * inv)));
-        t.nodes[node as usize].raw_value = value.value();
+        t.nodes[node as usize].raw_value = value.value() - self.config.draw_penalty * value.draw;
         let st = &mut t.stats[node as usize];
         st.first_child = first;
         st.num_children = legal.len() as u32;
         st.kind = Kind::Expanded;
         st.prefix = priors.windows(2).all(|w| w[0] >= w[1]);
-        backup(&mut t.nodes, &mut t.stats, node, value, player);
+        // A win in one decision: that child is terminal and this node is won, whatever the
+        // evaluator said (see `Game::decisive_action`).
+        let decisive =
+            if self.config.solver { t.states[t.nodes[node as usize].state as usize].decisive_action() } else { None };
+        if let Some(index) = decisive.and_then(|action| legal.iter().position(|&a| a == action)) {
+            let child = &mut t.stats[first as usize + index];
+            child.kind = Kind::Terminal;
+            child.proof = Proof::from_outcome(Outcome::Win(player), player);
+            value = Outcome::Win(player).wdl_for(player);
+            propagate_proof(&t.nodes, &mut t.stats, node);
+        }
+        backup(&mut t.nodes, &mut t.stats, node, value, player, self.config.draw_penalty);
         if node == 0 {
             self.prepare_root(t);
         } else {
@@ -456,7 +460,7 @@ impl Searcher {
         r.q.clear();
         r.q.extend(children.iter().map(|c| {
             if solver && c.proof != Proof::Unknown {
-                Some(c.proof.wdl().value())
+                Some(c.proof.utility(cfg.draw_penalty))
             } else if c.visits > 0 {
                 Some(c.q() as f32)
             } else {
@@ -466,8 +470,9 @@ impl Searcher {
         r.proven = if solver { root_stats.proof.outcome(root.player) } else { None };
         r.value = match r.proven {
             Some(outcome) => outcome.wdl_for(root.player),
+            // The plain value: the draw penalty taken back out of the utility sum.
             None if root_stats.visits > 0 => Wdl::from_value_draw(
-                root_stats.value_sum / root_stats.visits as f64,
+                (root_stats.value_sum + cfg.draw_penalty as f64 * root.draw_sum) / root_stats.visits as f64,
                 root.draw_sum / root_stats.visits as f64,
             ),
             None => Wdl::DRAW,
@@ -478,14 +483,7 @@ impl Searcher {
         r.policy.clear();
         let proven_win = if solver { best_proven_win(children) } else { None };
         if cfg.gumbel && t.search.gumbel_ready {
-            gumbel::completed_q(
-                children,
-                root.raw_value,
-                cfg.gumbel_c_visit,
-                cfg.gumbel_c_scale,
-                solver,
-                &mut self.sigma,
-            );
+            gumbel::completed_q(children, root.raw_value, QRule::of(cfg), &mut self.sigma);
             // The improved policy uses the clean priors (Gumbel mode never adds noise).
             gumbel::improved_policy(children, &self.sigma, &mut self.probs);
             r.policy.extend_from_slice(&self.probs);
@@ -579,7 +577,7 @@ fn puct_select(parent_stats: &Stats, children: &[Stats], cfg: &SearchConfig) -> 
                 }
             }
             let q = if cfg.solver && c.proof == Proof::Draw {
-                0.0
+                -cfg.draw_penalty
             } else if n == 0 {
                 fpu
             } else {
@@ -612,7 +610,7 @@ fn gumbel_root_select<G: Game>(t: &Tree<G>, cfg: &SearchConfig, sigma: &mut Vec<
             return i;
         }
     }
-    gumbel::completed_q(children, root.raw_value, cfg.gumbel_c_visit, cfg.gumbel_c_scale, cfg.solver, sigma);
+    gumbel::completed_q(children, root.raw_value, QRule::of(cfg), sigma);
     let k = rs.sims_started as usize;
     let considered = rs.table.get(k).or(rs.table.last()).copied().unwrap_or(0);
     let score = |i: usize| rs.gumbel[i] + rs.logits[i] + sigma[i];
@@ -741,15 +739,16 @@ fn choose_by_temperature<R: Rng>(
 /// Adds one completed visit with value `wdl` (seen by `persp`) to `node` and its ancestors,
 /// each with the sign of its own chooser, and removes the in-flight mark of the descent.
 #[inline]
-fn backup(nodes: &mut [Node], stats: &mut [Stats], mut node: u32, wdl: Wdl, persp: Player) {
+fn backup(nodes: &mut [Node], stats: &mut [Stats], mut node: u32, wdl: Wdl, persp: Player, draw_penalty: f32) {
     let v = wdl.value() as f64;
     let d = wdl.draw as f64;
+    let cost = draw_penalty as f64 * d;
     loop {
         let n = &mut nodes[node as usize];
         let st = &mut stats[node as usize];
         st.visits += 1;
         st.in_flight = st.in_flight.saturating_sub(1);
-        st.value_sum += if n.chooser == persp { v } else { -v };
+        st.value_sum += if n.chooser == persp { v } else { -v } - cost;
         n.draw_sum += d;
         if node == 0 {
             break;

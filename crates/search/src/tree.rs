@@ -55,6 +55,14 @@ impl Proof {
         }
     }
 
+    /// The exact utility of a proven status for the search (a draw costs `draw_penalty`).
+    pub(crate) fn utility(self, draw_penalty: f32) -> f32 {
+        match self {
+            Proof::Draw => -draw_penalty,
+            other => other.wdl().value(),
+        }
+    }
+
     /// The exact value of a proven status (`DRAW` for unknown, never used then).
     pub(crate) fn wdl(self) -> Wdl {
         match self {
@@ -197,6 +205,9 @@ pub(crate) struct RootSearch {
     pub table: Vec<u32>,
     /// `(considered actions, simulations)` that `table` was built for.
     pub table_key: (u32, u32),
+    /// The draw penalty of the last search (see `SearchConfig::draw_penalty`): value sums
+    /// include it, so re-rooting under the other player needs it.
+    pub draw_penalty: f64,
 }
 
 /// One game's search tree, kept between moves.
@@ -348,7 +359,9 @@ impl<G: Game> Tree<G> {
         root.action = NONE;
         root_stats.prior = 1.0;
         if root.chooser != root.player {
-            root_stats.value_sum = -root_stats.value_sum;
+            // Utility sums are `v - penalty * d` for each side: the other side's is
+            // `-v - penalty * d`.
+            root_stats.value_sum = -root_stats.value_sum - 2.0 * self.search.draw_penalty * root.draw_sum;
             root_stats.proof = root_stats.proof.flip();
             root.chooser = root.player;
             root_stats.same_player = true;

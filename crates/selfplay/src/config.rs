@@ -110,6 +110,11 @@ pub struct SelfplayConfig {
     /// network's decisions are trained on. 0 (default): pure self-play.
     #[serde(default)]
     pub past_opponents: f32,
+    /// What a draw costs both sides in the search, in `[0, 1)` (0: off; see
+    /// `SearchConfig::draw_penalty`): against young networks' drift into no-progress draws.
+    /// Self-play and evaluation games both use it; targets are unchanged (a draw is 0).
+    #[serde(default)]
+    pub draw_penalty: f32,
 }
 
 /// Which positions each generation trains on.
@@ -303,6 +308,9 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&s.resign_playthrough) {
             return key("selfplay.resign_playthrough", "must be in [0, 1]");
         }
+        if !(0.0..1.0).contains(&s.draw_penalty) {
+            return key("selfplay.draw_penalty", "must be in [0, 1)");
+        }
         if !(0.0..=1.0).contains(&s.material_utility) {
             return key("selfplay.material_utility", "must be in [0, 1]");
         }
@@ -370,6 +378,7 @@ impl RunConfig {
             gumbel: s.gumbel,
             gumbel_m: s.gumbel_m,
             leaves_per_tree: s.leaves_per_tree,
+            draw_penalty: s.draw_penalty,
             ..SearchConfig::default()
         }
     }
@@ -391,6 +400,7 @@ impl RunConfig {
             simulations: self.evaluation.simulations,
             gumbel: self.selfplay.gumbel,
             gumbel_m: self.selfplay.gumbel_m,
+            draw_penalty: self.selfplay.draw_penalty,
             ..SearchConfig::evaluation()
         }
     }

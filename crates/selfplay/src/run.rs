@@ -119,6 +119,9 @@ pub fn player_spec(g: u32, config: &RunConfig) -> String {
         if config.selfplay.material_utility > 0.0 {
             spec.push_str(&format!(",material={}", config.selfplay.material_utility));
         }
+        if config.selfplay.draw_penalty > 0.0 {
+            spec.push_str(&format!(",draw={}", config.selfplay.draw_penalty));
+        }
         spec
     }
 }
