@@ -123,8 +123,9 @@ pub trait Game: Clone {
     ///
     /// With the solver on, the search marks such a child won as it expands its parent,
     /// without visiting it ("decisive moves", Teytaud and Teytaud 2010). A few simulations then
-    /// never miss a win in one decision, and never walk into a position that gives the
-    /// opponent one, however low the network's prior on the winning action.
+    /// never miss a win in one decision, and a decision whose resulting position is visited
+    /// once is known lost if it hands the opponent one, however low the network's prior on
+    /// the winning action.
     fn decisive_action(&self) -> Option<u32> {
         None
     }
