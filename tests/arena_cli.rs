@@ -2,22 +2,14 @@
 //! binary: a round robin with a checkpoint player on `cam`, resumed after a crash without
 //! replaying a game, the ratings table and its plot, and an SPRT that must accept H1.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn camelot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_camelot")).args(args).output().expect("the binary runs")
-}
+use common::{camelot, temp_dir};
+
+use std::path::Path;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).expect("utf-8 output")
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("arena-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 fn utf8(path: &Path) -> &str {
@@ -37,7 +29,7 @@ fn sorted(mut lines: Vec<String>) -> Vec<String> {
 
 #[test]
 fn arena_resumes_after_a_crash_and_ratings_print_the_table_and_plot() {
-    let dir = temp("round-robin");
+    let dir = temp_dir("arena-cli", "round-robin");
     let model = dir.join("models/000000");
     let out = camelot(&["init-net", "--variant", "cam", "--blocks", "1", "--channels", "8", "--out", utf8(&model)]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -113,7 +105,7 @@ fn arena_resumes_after_a_crash_and_ratings_print_the_table_and_plot() {
 
 #[test]
 fn sprt_accepts_h1_for_a_strong_player_over_a_weak_one() {
-    let dir = temp("sprt");
+    let dir = temp_dir("arena-cli", "sprt");
     let out = camelot(&[
         "sprt",
         "--variant",

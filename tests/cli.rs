@@ -1,13 +1,13 @@
 //! End-to-end tests of the `camelot` binary's rules commands: the exact output contract that
 //! outside tools rely on.
 
-use std::process::{Command, Output};
+mod common;
+
+use common::camelot;
+
+use std::process::Output;
 
 const START: &str = "2/8/10/12/12/2kmmmmmmk2/3kmmmmk3/12/12/3KMMMMK3/2KMMMMMMK2/12/12/10/8/2 w 0/0 0 1";
-
-fn camelot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_camelot")).args(args).output().expect("the binary runs")
-}
 
 fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("utf-8 output")

@@ -3,8 +3,11 @@
 //! `query legalmoves`, bad input answered with error lines while the process carries on, and a
 //! network checkpoint played through `--model`.
 
+mod common;
+
+use common::{camelot, temp_dir};
+
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
@@ -264,20 +267,9 @@ fn end_of_input_ends_the_engine_cleanly() {
     assert!(out.status.success());
 }
 
-fn camelot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_camelot")).args(args).output().expect("the binary runs")
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("engine-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
 #[test]
 fn a_network_plays_through_the_model_shorthand() {
-    let dir = temp("model");
+    let dir = temp_dir("engine-cli", "model");
     let model = dir.join("000000");
     let model = model.to_str().expect("utf-8 path");
     let out = camelot(&["init-net", "--variant", "cam", "--blocks", "1", "--channels", "8", "--out", model]);

@@ -2,27 +2,17 @@
 //! reads it back (with or without extension) and prints a value and ranked moves whose
 //! probabilities form a distribution, and `bench net` prints lines in the documented shape.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn camelot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_camelot")).args(args).output().expect("the binary runs")
-}
+use common::{camelot, temp_dir};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).expect("utf-8 output")
 }
 
-fn temp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("net-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
 #[test]
 fn init_net_then_eval_net_shows_value_and_a_move_distribution() {
-    let dir = temp("eval");
+    let dir = temp_dir("net-cli", "eval");
     let model = dir.join("models/000000");
     let model_arg = model.to_str().expect("utf-8 path");
     let out = camelot(&["init-net", "--variant", "cam", "--blocks", "1", "--channels", "8", "--out", model_arg]);

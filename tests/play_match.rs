@@ -1,12 +1,12 @@
 //! End-to-end tests of `camelot match` and `camelot play`: the output contract (the score line)
 //! and a terminal game driven through standard input.
 
+mod common;
+
+use common::camelot;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
-
-fn camelot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_camelot")).args(args).output().expect("the binary runs")
-}
 
 fn camelot_with_input(args: &[&str], input: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_camelot"))

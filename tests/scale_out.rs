@@ -8,6 +8,10 @@
 //! Against a local directory here (in the default `cargo test`); against S3 (moto in CI) with
 //! the `s3` feature and `CAMELOT_TEST_S3_RUN=s3://bucket/prefix` set (`.ci/run`).
 
+mod common;
+
+use common::temp_dir;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -20,13 +24,6 @@ use camelot_selfplay::SelfplayError;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("scale-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 /// The tiny config with three generations, cheaper games and evaluation (the 2-core CI box runs
@@ -215,7 +212,7 @@ fn scenario(run: &str, dir: &Path) {
 
 #[test]
 fn workers_and_trainer_share_a_local_directory_through_kills() {
-    let dir = temp("local");
+    let dir = temp_dir("scale", "local");
     let run = dir.join("run");
     scenario(run.to_str().expect("utf-8"), &dir);
     // Staging files of the killed worker may remain; they are not shards and a listing skips them.
@@ -236,6 +233,6 @@ fn workers_and_trainer_share_an_s3_bucket_through_kills() {
     let run = std::env::var("CAMELOT_TEST_S3_RUN").expect(
         "CAMELOT_TEST_S3_RUN=s3://bucket/prefix (an empty prefix of a bucket that exists; .ci/run starts moto)",
     );
-    let dir = temp("s3");
+    let dir = temp_dir("scale", "s3");
     scenario(&run, &dir);
 }

@@ -4,11 +4,14 @@
 //! paths, path traversal, another site's Host) refused with a status and a reason while the
 //! server carries on.
 
+mod common;
+
+use common::{camelot, temp_dir};
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// How long any one answer may take before the test fails instead of hanging.
@@ -240,20 +243,9 @@ fn bad_requests_are_refused_and_the_server_carries_on() {
     assert_eq!(server.ok("/api/move", json!({"game": id, "move": "F6-F5"}))["status"], "engine");
 }
 
-fn camelot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_camelot")).args(args).output().expect("the binary runs")
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("serve-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
 #[test]
 fn a_network_replies_with_its_evaluation_and_players_are_offered_not_named() {
-    let dir = temp("model");
+    let dir = temp_dir("serve-cli", "model");
     let model = dir.join("000000");
     let model = model.to_str().expect("utf-8 path");
     let out = camelot(&["init-net", "--variant", "cam", "--blocks", "1", "--channels", "8", "--out", model]);

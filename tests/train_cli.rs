@@ -3,23 +3,16 @@
 //! bit for bit; `kill -9` at random moments and a restart finish the same run; a changed
 //! config is refused with the keys that differ; `camelot games` prints the games.
 
+mod common;
+
+use common::{camelot, temp_dir};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn camelot(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_camelot")).args(args).output().expect("the binary runs")
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("train-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 /// The tiny config with `workers` worker threads, written into `dir`.
@@ -71,7 +64,7 @@ fn outcome_files(run: &Path) -> Vec<(String, u64, usize)> {
 
 #[test]
 fn tiny_run_writes_every_file_and_the_loss_falls() {
-    let dir = temp("files");
+    let dir = temp_dir("train", "files");
     let config = tiny_config(&dir, 2);
     let run = dir.join("run");
     let started = Instant::now();
@@ -161,7 +154,7 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
 
 #[test]
 fn one_worker_runs_are_identical_and_survive_kill_minus_nine() {
-    let dir = temp("kill");
+    let dir = temp_dir("train", "kill");
     let config = tiny_config(&dir, 1);
     let straight = dir.join("straight");
     let started = Instant::now();
@@ -214,7 +207,7 @@ fn one_worker_runs_are_identical_and_survive_kill_minus_nine() {
 
 #[test]
 fn a_changed_config_is_refused_with_its_keys_unless_allowed() {
-    let dir = temp("change");
+    let dir = temp_dir("train", "change");
     let config = tiny_config(&dir, 2);
     let run = dir.join("run");
     let out = train(&config, &run, &["--generations-now", "1"]);
@@ -243,7 +236,7 @@ fn a_changed_config_is_refused_with_its_keys_unless_allowed() {
 
 #[test]
 fn the_sprt_gate_keeps_an_unproven_network_out_of_self_play() {
-    let dir = temp("gate");
+    let dir = temp_dir("train", "gate");
     let base = std::fs::read_to_string(tiny_config(&dir, 2)).expect("config");
     // Two pairs can never reach the SPRT's bounds: the gate runs out of pairs and rejects.
     let gated = base.replace(
