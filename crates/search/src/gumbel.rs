@@ -2,7 +2,7 @@
 //! Gumbel") as small functions, after mctx: the sequential-halving visit schedule, the
 //! completed-Q transform, and the deterministic interior selection.
 
-use crate::tree::{Proof, Stats};
+use crate::tree::{Child, Children, Proof};
 
 /// Smallest logit used for a zero prior, so that scores stay finite.
 pub(crate) const MIN_LOGIT: f32 = -1.0e9;
@@ -67,10 +67,10 @@ impl QRule {
 /// mctx instead rescales by the siblings' own min and max, with `c_scale = 0.1`; with the
 /// paper's `c_scale = 1` that rescaling would make every node's improved policy one-hot on
 /// its best child after a single visit, whatever the size of the gap.
-pub(crate) fn completed_q(children: &[Stats], raw_value: f32, rule: QRule, out: &mut Vec<f32>) {
+pub(crate) fn completed_q(children: Children, raw_value: f32, rule: QRule, out: &mut Vec<f32>) {
     let QRule { c_visit, c_scale, solver, draw_penalty } = rule;
     out.clear();
-    let q_of = |c: &Stats| -> f64 {
+    let q_of = |c: &Child| -> f64 {
         if solver && c.proof != Proof::Unknown {
             c.proof.utility(draw_penalty) as f64
         } else {
@@ -81,13 +81,13 @@ pub(crate) fn completed_q(children: &[Stats], raw_value: f32, rule: QRule, out: 
     let mut max_visits = 0u32;
     let mut sum_probs = 0.0f64;
     let mut weighted = 0.0f64;
-    for c in children {
+    for c in children.iter() {
         max_visits = max_visits.max(c.visits);
         if c.visits > 0 {
             sum_visits += c.visits as u64;
             let p = (c.prior as f64).max(f64::MIN_POSITIVE);
             sum_probs += p;
-            weighted += p * q_of(c);
+            weighted += p * q_of(&c);
         }
     }
     let mixed = if sum_visits > 0 {
@@ -96,8 +96,8 @@ pub(crate) fn completed_q(children: &[Stats], raw_value: f32, rule: QRule, out: 
         raw_value as f64
     };
     let scale = (c_visit as f64 + max_visits as f64) * c_scale as f64;
-    for c in children {
-        let q = if c.visits > 0 { q_of(c) } else { mixed };
+    for c in children.iter() {
+        let q = if c.visits > 0 { q_of(&c) } else { mixed };
         let unit = ((q + 1.0) * 0.5).clamp(0.0, 1.0);
         out.push((scale * unit) as f32);
     }
@@ -115,7 +115,7 @@ pub(crate) fn logit(prior: f32) -> f32 {
 
 /// Softmax of `logit(prior) + sigma[i]` over `children`, into `out` (over `sigma` in place
 /// would do, but the caller still needs `sigma` at the root).
-pub(crate) fn improved_policy(children: &[Stats], sigma: &[f32], out: &mut Vec<f32>) {
+pub(crate) fn improved_policy(children: Children, sigma: &[f32], out: &mut Vec<f32>) {
     out.clear();
     let mut max = f32::NEG_INFINITY;
     for (c, s) in children.iter().zip(sigma) {
@@ -140,7 +140,7 @@ pub(crate) fn improved_policy(children: &[Stats], sigma: &[f32], out: &mut Vec<f
 /// descents count as visits so that batched descents spread out. Proven losses are skipped
 /// and a proven win is taken at once when `solver` is on.
 pub(crate) fn interior_select(
-    children: &[Stats],
+    children: Children,
     raw_value: f32,
     rule: QRule,
     sigma: &mut Vec<f32>,
@@ -176,11 +176,13 @@ pub(crate) fn interior_select(
 }
 
 /// Index of the child with the most completed visits (first on ties).
-pub(crate) fn most_visited(children: &[Stats]) -> usize {
+pub(crate) fn most_visited(children: Children) -> usize {
     let mut best = 0;
+    let mut best_visits = 0;
     for (i, c) in children.iter().enumerate() {
-        if c.visits > children[best].visits {
+        if c.visits > best_visits {
             best = i;
+            best_visits = c.visits;
         }
     }
     best
@@ -189,6 +191,7 @@ pub(crate) fn most_visited(children: &[Stats]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tree::{Edge, Stats};
 
     fn seq(m: u32, sims: u32) -> Vec<u32> {
         let mut out = Vec::new();
@@ -212,45 +215,62 @@ mod tests {
         assert_eq!(seq(1, 16), (0..16).collect::<Vec<_>>());
     }
 
-    fn child(prior: f32, visits: u32, q: f64) -> Stats {
-        let mut n = Stats::new(prior);
-        n.visits = visits;
-        n.value_sum = q * visits as f64;
-        n
+    /// Edges and node statistics for children `(prior, visits, q)`; an unvisited child gets no
+    /// node, as in a tree.
+    fn family(children: &[(f32, u32, f64)]) -> (Vec<Edge>, Vec<Stats>) {
+        let mut edges = Vec::new();
+        let mut stats = Vec::new();
+        for (action, &(prior, visits, q)) in children.iter().enumerate() {
+            let mut edge = Edge::new(action as u32, prior);
+            if visits > 0 {
+                edge.node = stats.len() as u32;
+                stats.push(Stats { visits, value_sum: q * visits as f64, ..Stats::new() });
+            }
+            edges.push(edge);
+        }
+        (edges, stats)
     }
 
     #[test]
     fn completed_q_uses_mixed_value_for_unvisited() {
         // Two visited children with q = 1 and q = -1 and priors 0.25 each; raw value 0.5.
-        let children = [child(0.25, 2, 1.0), child(0.25, 2, -1.0), child(0.5, 0, 0.0)];
+        let (edges, stats) = family(&[(0.25, 2, 1.0), (0.25, 2, -1.0), (0.5, 0, 0.0)]);
+        let children = Children { edges: &edges, stats: &stats };
         let mut out = Vec::new();
-        completed_q(&children, 0.5, QRule { c_visit: 50.0, c_scale: 1.0, solver: false, draw_penalty: 0.0 }, &mut out);
+        completed_q(children, 0.5, QRule { c_visit: 50.0, c_scale: 1.0, solver: false, draw_penalty: 0.0 }, &mut out);
         // weighted q = 0, mixed = (0.5 + 4 * 0) / 5 = 0.1; mapped from [-1, 1] to [0, 1]:
         // 1 -> 1, -1 -> 0, 0.1 -> 0.55; times (50 + 2) * 1.
         assert!((out[0] - 52.0).abs() < 1e-4);
         assert!(out[1].abs() < 1e-4);
         assert!((out[2] - 0.55 * 52.0).abs() < 1e-3);
         // Unvisited everywhere: the raw value fills in.
-        let fresh = [child(0.5, 0, 0.0), child(0.5, 0, 0.0)];
-        completed_q(&fresh, -0.5, QRule { c_visit: 50.0, c_scale: 0.1, solver: false, draw_penalty: 0.0 }, &mut out);
+        let (edges, stats) = family(&[(0.5, 0, 0.0), (0.5, 0, 0.0)]);
+        let fresh = Children { edges: &edges, stats: &stats };
+        completed_q(fresh, -0.5, QRule { c_visit: 50.0, c_scale: 0.1, solver: false, draw_penalty: 0.0 }, &mut out);
         assert!((out[0] - 0.25 * 5.0).abs() < 1e-5 && out[0] == out[1]);
     }
 
     #[test]
     fn interior_rule_tracks_improved_policy() {
-        // With equal Q everywhere, repeated selection should visit in proportion to priors.
-        let mut children = [child(0.5, 0, 0.0), child(0.3, 0, 0.0), child(0.2, 0, 0.0)];
+        // With equal Q everywhere, repeated selection should visit in proportion to priors:
+        // every child has a node here, so that visits can be counted on it.
+        let edges: Vec<Edge> = [0.5, 0.3, 0.2]
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| Edge { node: i as u32, ..Edge::new(i as u32, p) })
+            .collect();
+        let mut stats = vec![Stats::new(); 3];
         let (mut s, mut p) = (Vec::new(), Vec::new());
         for _ in 0..100 {
             let i = interior_select(
-                &children,
+                Children { edges: &edges, stats: &stats },
                 0.0,
                 QRule { c_visit: 50.0, c_scale: 1.0, solver: false, draw_penalty: 0.0 },
                 &mut s,
                 &mut p,
             );
-            children[i].visits += 1;
+            stats[i].visits += 1;
         }
-        assert_eq!(children.map(|c| c.visits), [50, 30, 20]);
+        assert_eq!(stats.iter().map(|c| c.visits).collect::<Vec<_>>(), [50, 30, 20]);
     }
 }

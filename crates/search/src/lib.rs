@@ -6,8 +6,10 @@
 //! win/draw/loss values, always for a whole batch of leaves.
 //!
 //! * [`Tree`]: one game's tree, kept between moves ([`Tree::advance`] reuses the subtree of
-//!   the move played); arena-allocated nodes with `u32` links, children contiguous; owns a
-//!   seeded ChaCha8 stream, so results never depend on global state or on batch partners.
+//!   the move played); arena-allocated with `u32` links: an expanded node's legal actions are
+//!   contiguous 12-byte edges, and a child becomes a node only when a descent first chooses it
+//!   (most never are); owns a seeded ChaCha8 stream, so results never depend on global state
+//!   or on batch partners.
 //! * [`Searcher`]: drives a batch of trees at once (the normal path, as in mctx): every round
 //!   each tree descends to up to [`SearchConfig::leaves_per_tree`] new leaves, with virtual
 //!   loss, and all leaves of all trees go to the evaluator in one call.

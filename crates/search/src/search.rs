@@ -8,7 +8,7 @@ use crate::eval::{Evaluations, Evaluator, Wdl};
 use crate::game::{Game, Outcome, Player};
 use crate::gumbel::{self, QRule};
 use crate::noise;
-use crate::tree::{Kind, Node, Proof, Stats, Tree};
+use crate::tree::{Child, Children, Edge, Kind, Node, Proof, Stats, Tree, NONE};
 use crate::SearchError;
 
 /// What one search produced for one root.
@@ -274,13 +274,13 @@ impl Searcher {
                     let n = t.nodes[node as usize];
                     let parent_state = t.nodes[n.parent as usize].state as usize;
                     let mut state = t.states[parent_state].clone();
-                    state.apply(n.action);
+                    state.apply(t.edges[n.edge as usize].action);
                     if let Some(outcome) = state.terminal() {
                         let proof = Proof::from_outcome(outcome, n.chooser);
                         t.stats[node as usize].kind = Kind::Terminal;
                         t.stats[node as usize].proof = proof;
                         if cfg.solver {
-                            propagate_proof(&t.nodes, &mut t.stats, n.parent);
+                            propagate_proof(&t.nodes, &mut t.stats, &t.edges, n.parent);
                         }
                         return Descent::Done(node, proof.wdl(), n.chooser);
                     }
@@ -293,12 +293,11 @@ impl Searcher {
                     return Descent::Leaf(node);
                 }
                 Kind::Expanded => {
-                    let n = &t.nodes[node as usize];
+                    let n = t.nodes[node as usize];
                     if cfg.solver && node != 0 && st.proof != Proof::Unknown {
                         return Descent::Done(node, st.proof.wdl(), n.chooser);
                     }
-                    let range = st.children();
-                    let children = &t.stats[range.clone()];
+                    let children = Children::of(&st, &t.edges, &t.stats);
                     let pick = if !cfg.gumbel {
                         puct_select(&st, children, cfg)
                     } else if node == 0 && t.search.gumbel_ready {
@@ -311,8 +310,19 @@ impl Searcher {
                     if cfg.gumbel {
                         // Gumbel visits children in any order.
                         t.stats[node as usize].prefix = false;
+                    } else if st.prefix && pick as u32 == st.explored {
+                        t.stats[node as usize].explored += 1;
                     }
-                    node = (range.start + pick) as u32;
+                    // A child becomes a node when a descent first chooses it.
+                    let edge = st.first_edge as usize + pick;
+                    let mut child = t.edges[edge].node;
+                    if child == NONE {
+                        child = t.nodes.len() as u32;
+                        t.nodes.push(Node::child(node, edge as u32, n.player));
+                        t.stats.push(Stats::new());
+                        t.edges[edge].node = child;
+                    }
+                    node = child;
                     t.stats[node as usize].in_flight += 1;
                 }
             }
@@ -351,13 +361,13 @@ impl Searcher {
         let priors = self.evals.priors(i);
         let inv = 1.0 / self.prior_sums[i];
         let player = t.nodes[node as usize].player;
-        let first = t.nodes.len() as u32;
-        t.nodes.extend(legal.iter().map(|&a| Node::child(node, a, player)));
-        t.stats.extend(priors.iter().map(|&p| Stats::new(p * inv)));
+        let first = t.edges.len() as u32;
+        t.edges.extend(legal.iter().zip(priors).map(|(&a, &p)| Edge::new(a, p * inv)));
         t.nodes[node as usize].raw_value = value.value() - self.config.draw_penalty * value.draw;
         let st = &mut t.stats[node as usize];
-        st.first_child = first;
-        st.num_children = legal.len() as u32;
+        st.first_edge = first;
+        st.num_edges = legal.len() as u32;
+        st.explored = 0;
         st.kind = Kind::Expanded;
         st.prefix = priors.windows(2).all(|w| w[0] >= w[1]);
         // A win in one decision: that child is terminal and this node is won, whatever the
@@ -365,11 +375,13 @@ impl Searcher {
         let decisive =
             if self.config.solver { t.states[t.nodes[node as usize].state as usize].decisive_action() } else { None };
         if let Some(index) = decisive.and_then(|action| legal.iter().position(|&a| a == action)) {
-            let child = &mut t.stats[first as usize + index];
-            child.kind = Kind::Terminal;
-            child.proof = Proof::from_outcome(Outcome::Win(player), player);
+            let edge = first + index as u32;
+            t.edges[edge as usize].node = t.nodes.len() as u32;
+            t.nodes.push(Node::child(node, edge, player));
+            let proof = Proof::from_outcome(Outcome::Win(player), player);
+            t.stats.push(Stats { kind: Kind::Terminal, proof, ..Stats::new() });
             value = Outcome::Win(player).wdl_for(player);
-            propagate_proof(&t.nodes, &mut t.stats, node);
+            propagate_proof(&t.nodes, &mut t.stats, &t.edges, node);
         }
         backup(&mut t.nodes, &mut t.stats, node, value, player, self.config.draw_penalty);
         if node == 0 {
@@ -385,13 +397,13 @@ impl Searcher {
         let range = t.stats[0].children();
         let rs = &mut t.search;
         if rs.noised {
-            for (node, &p) in t.stats[range.clone()].iter_mut().zip(&rs.clean_priors) {
-                node.prior = p;
+            for (edge, &p) in t.edges[range.clone()].iter_mut().zip(&rs.clean_priors) {
+                edge.prior = p;
             }
             rs.noised = false;
         }
         rs.clean_priors.clear();
-        rs.clean_priors.extend(t.stats[range.clone()].iter().map(|n| n.prior));
+        rs.clean_priors.extend(t.edges[range.clone()].iter().map(|e| e.prior));
         if cfg.gumbel {
             let m = cfg.gumbel_m.min(range.len() as u32);
             if rs.table_key != (m, cfg.simulations) || rs.table.len() != cfg.simulations as usize {
@@ -419,8 +431,8 @@ impl Searcher {
                 cfg.dirichlet_fraction,
                 &mut self.gamma,
             );
-            for (node, &p) in t.stats[range].iter_mut().zip(&self.noise) {
-                node.prior = p;
+            for (edge, &p) in t.edges[range].iter_mut().zip(&self.noise) {
+                edge.prior = p;
             }
             t.stats[0].prefix = false;
             rs.noised = true;
@@ -442,13 +454,13 @@ impl Searcher {
         let root = t.nodes[0];
         let root_stats = t.stats[0];
         let range = root_stats.children();
-        let nodes = &t.nodes[range.clone()];
-        let children = &t.stats[range.clone()];
+        let edges = &t.edges[range.clone()];
+        let children = Children { edges, stats: &t.stats };
         let solver = cfg.solver;
 
         r.to_move = root.player;
         r.actions.clear();
-        r.actions.extend(nodes.iter().map(|c| c.action));
+        r.actions.extend(edges.iter().map(|e| e.action));
         r.visits.clear();
         r.visits.extend(children.iter().map(|c| c.visits));
         r.priors.clear();
@@ -488,10 +500,10 @@ impl Searcher {
             gumbel::improved_policy(children, &self.sigma, &mut self.probs);
             r.policy.extend_from_slice(&self.probs);
             r.action = match proven_win {
-                Some(i) => nodes[i].action,
+                Some(i) => edges[i].action,
                 None => {
                     let i = gumbel_final_select(t, &self.sigma, solver);
-                    t.nodes[range.start + i].action
+                    edges[i].action
                 }
             };
         } else {
@@ -503,11 +515,11 @@ impl Searcher {
             }
             let temperature = cfg.temperature.at(t.move_number);
             r.action = match proven_win {
-                Some(i) => nodes[i].action,
+                Some(i) => edges[i].action,
                 None => {
                     let i =
                         choose_by_temperature(children, &r.priors, temperature, solver, &mut t.rng, &mut self.weights);
-                    nodes[i].action
+                    edges[i].action
                 }
             };
         }
@@ -515,14 +527,14 @@ impl Searcher {
         r.principal_variation.clear();
         let mut node = 0usize;
         while t.stats[node].kind == Kind::Expanded {
-            let range = t.stats[node].children();
-            let children = &t.stats[range.clone()];
+            let children = Children::of(&t.stats[node], &t.edges, &t.stats);
             let pick = solver.then(|| best_proven_win(children)).flatten().unwrap_or_else(|| best_by_visits(children));
-            if children[pick].visits == 0 {
+            if children.get(pick).visits == 0 {
                 break;
             }
-            r.principal_variation.push(t.nodes[range.start + pick].action);
-            node = range.start + pick;
+            let edge = children.edges[pick];
+            r.principal_variation.push(edge.action);
+            node = edge.node as usize;
         }
     }
 }
@@ -538,14 +550,12 @@ fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
 /// PUCT with first-play urgency, virtual loss and (optionally) solver rules; returns the
 /// index within `children`.
 #[inline]
-fn puct_select(parent_stats: &Stats, children: &[Stats], cfg: &SearchConfig) -> usize {
+fn puct_select(parent_stats: &Stats, children: Children, cfg: &SearchConfig) -> usize {
     // Past the first unvisited child of a prefix node, every child is unvisited with no
     // larger prior, so none of them can score higher (nor tie it earlier).
     let children = if parent_stats.prefix {
-        match children.iter().position(|c| c.visits + c.in_flight == 0) {
-            Some(first_unvisited) => &children[..=first_unvisited],
-            None => children,
-        }
+        let scored = (parent_stats.explored as usize + 1).min(children.len());
+        Children { edges: &children.edges[..scored], ..children }
     } else {
         children
     };
@@ -554,7 +564,7 @@ fn puct_select(parent_stats: &Stats, children: &[Stats], cfg: &SearchConfig) -> 
     // Parent's value from the view of its own player to move (= its children's chooser).
     let parent_q = if parent_stats.same_player { parent_stats.q() } else { -parent_stats.q() } as f32;
     let mut visited_policy = 0.0f32;
-    for c in children {
+    for c in children.iter() {
         if c.visits + c.in_flight > 0 {
             visited_policy += c.prior;
         }
@@ -603,7 +613,7 @@ fn puct_select(parent_stats: &Stats, children: &[Stats], cfg: &SearchConfig) -> 
 /// `gumbel + logit + sigma(completed Q)`.
 fn gumbel_root_select<G: Game>(t: &Tree<G>, cfg: &SearchConfig, sigma: &mut Vec<f32>) -> usize {
     let root = &t.nodes[0];
-    let children = &t.stats[t.stats[0].children()];
+    let children = Children::of(&t.stats[0], &t.edges, &t.stats);
     let rs = &t.search;
     if cfg.solver {
         if let Some(i) = children.iter().position(|c| c.proof == Proof::Win) {
@@ -614,7 +624,7 @@ fn gumbel_root_select<G: Game>(t: &Tree<G>, cfg: &SearchConfig, sigma: &mut Vec<
     let k = rs.sims_started as usize;
     let considered = rs.table.get(k).or(rs.table.last()).copied().unwrap_or(0);
     let score = |i: usize| rs.gumbel[i] + rs.logits[i] + sigma[i];
-    let not_lost = |i: usize| !(cfg.solver && children[i].proof == Proof::Loss);
+    let not_lost = |i: usize| !(cfg.solver && children.get(i).proof == Proof::Loss);
     let pick = |filter: &dyn Fn(usize) -> bool| -> Option<usize> {
         let mut best: Option<(usize, f32)> = None;
         for i in 0..children.len() {
@@ -636,9 +646,9 @@ fn gumbel_root_select<G: Game>(t: &Tree<G>, cfg: &SearchConfig, sigma: &mut Vec<
 /// Gumbel's final move: among the root children with the most visits in this search, the
 /// highest `gumbel + logit + sigma(completed Q)`; proven losses only if nothing else.
 fn gumbel_final_select<G: Game>(t: &Tree<G>, sigma: &[f32], solver: bool) -> usize {
-    let children = &t.stats[t.stats[0].children()];
+    let children = Children::of(&t.stats[0], &t.edges, &t.stats);
     let rs = &t.search;
-    let not_lost = |i: usize| !(solver && children[i].proof == Proof::Loss);
+    let not_lost = |i: usize| !(solver && children.get(i).proof == Proof::Loss);
     let any_alive = (0..children.len()).any(not_lost);
     let eligible = |i: usize| !any_alive || not_lost(i);
     let max_visits = (0..children.len()).filter(|&i| eligible(i)).map(|i| rs.visits[i]).max().unwrap_or(0);
@@ -655,23 +665,24 @@ fn gumbel_final_select<G: Game>(t: &Tree<G>, sigma: &[f32], solver: bool) -> usi
 }
 
 /// The proven-win child with the most visits, if any.
-fn best_proven_win(children: &[Stats]) -> Option<usize> {
-    let mut best: Option<usize> = None;
+fn best_proven_win(children: Children) -> Option<usize> {
+    let mut best: Option<(usize, u32)> = None;
     for (i, c) in children.iter().enumerate() {
-        if c.proof == Proof::Win && best.is_none_or(|b| c.visits > children[b].visits) {
-            best = Some(i);
+        if c.proof == Proof::Win && best.is_none_or(|(_, visits)| c.visits > visits) {
+            best = Some((i, c.visits));
         }
     }
-    best
+    best.map(|(i, _)| i)
 }
 
 /// Most visits, ties broken by prior, then by order.
-fn best_by_visits(children: &[Stats]) -> usize {
+fn best_by_visits(children: Children) -> usize {
     let mut best = 0;
+    let mut b = children.get(0);
     for (i, c) in children.iter().enumerate() {
-        let b = &children[best];
         if c.visits > b.visits || (c.visits == b.visits && c.prior > b.prior) {
             best = i;
+            b = c;
         }
     }
     best
@@ -681,19 +692,19 @@ fn best_by_visits(children: &[Stats]) -> usize {
 /// losses when the solver is on and something else exists. With no visits at all, the priors
 /// stand in for visits.
 fn choose_by_temperature<R: Rng>(
-    children: &[Stats],
+    children: Children,
     priors: &[f32],
     temperature: f32,
     solver: bool,
     rng: &mut R,
     weights: &mut Vec<f64>,
 ) -> usize {
-    let lost = |c: &Stats| solver && c.proof == Proof::Loss;
-    let avoid_losses = children.iter().any(|c| !lost(c));
+    let lost = |c: &Child| solver && c.proof == Proof::Loss;
+    let avoid_losses = children.iter().any(|c| !lost(&c));
     let total_visits: u64 = children.iter().map(|c| c.visits as u64).sum();
     weights.clear();
     weights.extend(children.iter().zip(priors).map(|(c, &p)| {
-        if avoid_losses && lost(c) {
+        if avoid_losses && lost(&c) {
             0.0
         } else if total_visits > 0 {
             c.visits as f64
@@ -704,7 +715,7 @@ fn choose_by_temperature<R: Rng>(
     let max = weights.iter().copied().fold(0.0f64, f64::max);
     if max <= 0.0 {
         // Only excluded or zero-weight actions: fall back to the best non-lost by visits.
-        return children.iter().position(|c| !(avoid_losses && lost(c))).unwrap_or(0);
+        return children.iter().position(|c| !(avoid_losses && lost(&c))).unwrap_or(0);
     }
     if temperature < 1e-3 {
         let mut best = 0;
@@ -760,11 +771,11 @@ fn backup(nodes: &mut [Node], stats: &mut [Stats], mut node: u32, wdl: Wdl, pers
 /// Recomputes the proof status of `node` and its ancestors after a child was proven:
 /// a node is won if one child is won for its player, lost if all children are lost,
 /// drawn if all are proven and the best is a draw.
-fn propagate_proof(nodes: &[Node], stats: &mut [Stats], mut node: u32) {
+fn propagate_proof(nodes: &[Node], stats: &mut [Stats], edges: &[Edge], mut node: u32) {
     loop {
         let n = nodes[node as usize];
         let (mut any_win, mut all_proven, mut any_draw) = (false, true, false);
-        for c in &stats[stats[node as usize].children()] {
+        for c in Children::of(&stats[node as usize], edges, stats).iter() {
             match c.proof {
                 Proof::Win => {
                     any_win = true;
@@ -806,7 +817,7 @@ fn revert_path<G>(t: &mut Tree<G>, mut node: u32) {
         }
         let parent = t.nodes[node as usize].parent;
         if parent == 0 && t.search.gumbel_ready {
-            let i = (node - t.stats[0].first_child) as usize;
+            let i = (t.nodes[node as usize].edge - t.stats[0].first_edge) as usize;
             if let Some(v) = t.search.visits.get_mut(i) {
                 *v = v.saturating_sub(1);
             }
@@ -849,28 +860,30 @@ mod tests {
                 // Few distinct priors and values, so that ties are common.
                 let mut priors: Vec<f32> = (0..len).map(|_| rng.random_range(1..4) as f32 / 8.0).collect();
                 priors.sort_by(|a, b| b.total_cmp(a));
-                let children: Vec<Stats> = (0..len)
-                    .map(|i| {
-                        let mut c = Stats::new(priors[i]);
-                        if i < visited {
-                            c.visits = rng.random_range(0..4);
-                            c.in_flight = rng.random_range(u32::from(c.visits == 0)..2);
-                            c.value_sum = rng.random_range(-2..=2) as f64 * 0.5;
-                            if solver {
-                                c.proof = [Proof::Unknown, Proof::Unknown, Proof::Win, Proof::Loss, Proof::Draw]
-                                    [rng.random_range(0..5)];
-                            }
-                        }
-                        c
-                    })
-                    .collect();
-                let mut parent = Stats::new(1.0);
-                parent.visits = children.iter().map(|c| c.visits).sum::<u32>() + 1;
+                // The visited children have nodes; the unvisited ones only edges.
+                let mut edges: Vec<Edge> = (0..len).map(|i| Edge::new(i as u32, priors[i])).collect();
+                let mut stats = Vec::new();
+                for edge in &mut edges[..visited] {
+                    let mut c = Stats::new();
+                    c.visits = rng.random_range(0..4);
+                    c.in_flight = rng.random_range(u32::from(c.visits == 0)..2);
+                    c.value_sum = rng.random_range(-2..=2) as f64 * 0.5;
+                    if solver {
+                        c.proof = [Proof::Unknown, Proof::Unknown, Proof::Win, Proof::Loss, Proof::Draw]
+                            [rng.random_range(0..5)];
+                    }
+                    edge.node = stats.len() as u32;
+                    stats.push(c);
+                }
+                let children = Children { edges: &edges, stats: &stats };
+                let mut parent = Stats::new();
+                parent.visits = stats.iter().map(|c| c.visits).sum::<u32>() + 1;
                 parent.value_sum = rng.random_range(-2..=2) as f64 * 0.5;
                 parent.same_player = rng.random_bool(0.5);
-                let full = puct_select(&parent, &children, &cfg);
+                let full = puct_select(&parent, children, &cfg);
                 parent.prefix = true;
-                assert_eq!(puct_select(&parent, &children, &cfg), full, "{children:?}");
+                parent.explored = visited as u32;
+                assert_eq!(puct_select(&parent, children, &cfg), full, "{edges:?} {stats:?}");
             }
         }
     }

@@ -83,14 +83,36 @@ impl Proof {
     }
 }
 
-/// One node: the edge that leads to it (its action) and its place in the tree; its
-/// statistics are in the tree's parallel [`Stats`] array.
+/// One legal action of an expanded node, and the child node it leads to once a descent has
+/// chosen it. A node has about a hundred children in Camelot and most are never visited: an
+/// edge is 12 bytes where a node with its statistics is 64, so an expansion writes a fifth of
+/// the memory it would if every child were a node (lc0 splits edges from nodes alike).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Edge {
+    pub action: u32,
+    /// The evaluator's prior, normalised (root noise mixed in while `RootSearch::noised`).
+    pub prior: f32,
+    /// The child node, `NONE` until a descent chooses this edge.
+    pub node: u32,
+}
+
+impl Edge {
+    /// An edge with no node yet.
+    #[inline]
+    pub(crate) fn new(action: u32, prior: f32) -> Edge {
+        Edge { action, prior, node: NONE }
+    }
+}
+
+/// One node: the edge that leads to it and its place in the tree; its statistics are in the
+/// tree's parallel [`Stats`] array.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Node {
     pub parent: u32,
     /// Index into the tree's state arena, `NONE` until the state exists.
     pub state: u32,
-    pub action: u32,
+    /// Index of the edge into this node in the tree's edge arena (`NONE` for the root).
+    pub edge: u32,
     /// Sum of backed-up draw probabilities.
     pub draw_sum: f64,
     /// The evaluator's value of this node, from the view of `player` (Gumbel's mixed value).
@@ -102,9 +124,8 @@ pub(crate) struct Node {
 }
 
 /// What a descent reads of each node, in one dense array parallel to the nodes: the numbers
-/// that rank it among its siblings (a node has about a hundred children in Camelot, and every
-/// descent scores them all), and its kind and children, so that going down one level needs
-/// nothing but this array.
+/// that rank it among its siblings, and its kind and edges, so that going down one level needs
+/// nothing but this array and the edges.
 ///
 /// Statistics are kept from the view of the node's chooser, so a parent ranks its children by
 /// their own numbers, whoever moves next.
@@ -115,16 +136,19 @@ pub(crate) struct Stats {
     pub visits: u32,
     /// Descents through this node whose leaf is still waiting for evaluation.
     pub in_flight: u32,
-    pub prior: f32,
-    pub first_child: u32,
-    pub num_children: u32,
+    /// The node's edges: `edges[first_edge..first_edge + num_edges]` once expanded.
+    pub first_edge: u32,
+    pub num_edges: u32,
+    /// Where `prefix` holds: how many leading children have visits or descents in flight
+    /// (the first unvisited child is this one).
+    pub explored: u32,
     pub proof: Proof,
     pub kind: Kind,
     /// Whether the player to move here is the node's chooser (the sign of its value for its
     /// children's choice).
     pub same_player: bool,
     /// Whether the children's priors do not increase with their index and the visited ones
-    /// (in flight included) are the first few: then the first unvisited child is the best
+    /// (in flight included) are the first `explored`: then child `explored` is the best
     /// unvisited one, and PUCT need not score the children after it. Set at expansion where the
     /// priors allow (a uniform evaluator's always do); PUCT keeps it true, anything that
     /// visits or unvisits children out of order (root noise, Gumbel, an abandoned leaf) clears it.
@@ -132,16 +156,16 @@ pub(crate) struct Stats {
 }
 
 impl Stats {
-    /// A fresh node with no visit yet and the given prior.
+    /// A fresh node with no visit yet.
     #[inline]
-    pub(crate) fn new(prior: f32) -> Stats {
+    pub(crate) fn new() -> Stats {
         Stats {
             value_sum: 0.0,
             visits: 0,
             in_flight: 0,
-            prior,
-            first_child: NONE,
-            num_children: 0,
+            first_edge: NONE,
+            num_edges: 0,
+            explored: 0,
             proof: Proof::Unknown,
             kind: Kind::Fresh,
             same_player: true,
@@ -149,36 +173,105 @@ impl Stats {
         }
     }
 
-    /// Index range of the children in the arena.
+    /// Index range of the node's edges in the edge arena.
     #[inline]
     pub(crate) fn children(&self) -> std::ops::Range<usize> {
-        if self.num_children == 0 {
+        if self.num_edges == 0 {
             0..0
         } else {
-            self.first_child as usize..(self.first_child + self.num_children) as usize
+            self.first_edge as usize..(self.first_edge + self.num_edges) as usize
         }
     }
 
     /// Mean `win - loss` over completed visits, chooser's view.
     #[inline]
     pub(crate) fn q(&self) -> f64 {
-        if self.visits == 0 {
-            0.0
+        mean_value(self.value_sum, self.visits)
+    }
+}
+
+/// A value sum over `visits` visits as a mean (0 with no visit).
+#[inline]
+fn mean_value(value_sum: f64, visits: u32) -> f64 {
+    if visits == 0 {
+        0.0
+    } else {
+        value_sum / visits as f64
+    }
+}
+
+/// What the selection rules read of one child, whether its node exists yet or not.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Child {
+    pub prior: f32,
+    pub visits: u32,
+    pub in_flight: u32,
+    pub proof: Proof,
+    /// Sum of backed-up `win - loss` values, chooser's view.
+    pub value_sum: f64,
+}
+
+impl Child {
+    /// Mean `win - loss` over completed visits, chooser's view.
+    #[inline]
+    pub(crate) fn q(&self) -> f64 {
+        mean_value(self.value_sum, self.visits)
+    }
+}
+
+/// The children of one node: its edges, with the tree's statistics for those that have a node.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Children<'a> {
+    pub edges: &'a [Edge],
+    pub stats: &'a [Stats],
+}
+
+impl<'a> Children<'a> {
+    /// The children of the node whose statistics are `parent`.
+    #[inline]
+    pub(crate) fn of(parent: &Stats, edges: &'a [Edge], stats: &'a [Stats]) -> Children<'a> {
+        Children { edges: &edges[parent.children()], stats }
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// Child `i` (an edge without a node reads as unvisited and unproven).
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> Child {
+        let edge = self.edges[i];
+        if edge.node == NONE {
+            Child { prior: edge.prior, visits: 0, in_flight: 0, proof: Proof::Unknown, value_sum: 0.0 }
         } else {
-            self.value_sum / self.visits as f64
+            let s = &self.stats[edge.node as usize];
+            Child {
+                prior: edge.prior,
+                visits: s.visits,
+                in_flight: s.in_flight,
+                proof: s.proof,
+                value_sum: s.value_sum,
+            }
         }
+    }
+
+    /// Every child, in edge order.
+    #[inline]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Child> + '_ {
+        (0..self.len()).map(|i| self.get(i))
     }
 }
 
 impl Node {
     fn root(player: Player) -> Node {
-        Node { parent: NONE, state: 0, action: NONE, draw_sum: 0.0, raw_value: 0.0, player, chooser: player }
+        Node { parent: NONE, state: 0, edge: NONE, draw_sum: 0.0, raw_value: 0.0, player, chooser: player }
     }
 
-    /// A fresh child of `parent`, chosen by `chooser`.
+    /// A fresh child of `parent` through edge `edge`, chosen by `chooser`.
     #[inline]
-    pub(crate) fn child(parent: u32, action: u32, chooser: Player) -> Node {
-        Node { parent, state: NONE, action, draw_sum: 0.0, raw_value: 0.0, player: chooser, chooser }
+    pub(crate) fn child(parent: u32, edge: u32, chooser: Player) -> Node {
+        Node { parent, state: NONE, edge, draw_sum: 0.0, raw_value: 0.0, player: chooser, chooser }
     }
 }
 
@@ -220,12 +313,14 @@ pub(crate) struct RootSearch {
 pub struct Tree<G> {
     pub(crate) nodes: Vec<Node>,
     pub(crate) stats: Vec<Stats>,
+    pub(crate) edges: Vec<Edge>,
     pub(crate) states: Vec<G>,
     pub(crate) rng: ChaCha8Rng,
     pub(crate) move_number: u32,
     pub(crate) search: RootSearch,
     spare_nodes: Vec<Node>,
     spare_stats: Vec<Stats>,
+    spare_edges: Vec<Edge>,
     spare_states: Vec<G>,
     old_index: Vec<u32>,
     legal: Vec<u32>,
@@ -243,12 +338,14 @@ impl<G: Game> Tree<G> {
         let mut tree = Tree {
             nodes: Vec::new(),
             stats: Vec::new(),
+            edges: Vec::new(),
             states: Vec::new(),
             rng,
             move_number: 0,
             search: RootSearch::default(),
             spare_nodes: Vec::new(),
             spare_stats: Vec::new(),
+            spare_edges: Vec::new(),
             spare_states: Vec::new(),
             old_index: Vec::new(),
             legal: Vec::new(),
@@ -272,6 +369,7 @@ impl<G: Game> Tree<G> {
     fn reset_root(&mut self, state: G) {
         self.nodes.clear();
         self.stats.clear();
+        self.edges.clear();
         self.states.clear();
         let player = state.to_move();
         let (kind, proof) = match state.terminal() {
@@ -280,7 +378,7 @@ impl<G: Game> Tree<G> {
         };
         self.states.push(state);
         self.nodes.push(Node::root(player));
-        self.stats.push(Stats { proof, kind, ..Stats::new(1.0) });
+        self.stats.push(Stats { proof, kind, ..Stats::new() });
         self.search.noised = false;
         self.search.gumbel_ready = false;
     }
@@ -302,9 +400,15 @@ impl<G: Game> Tree<G> {
         self.move_number = move_number;
     }
 
-    /// Number of nodes in the tree (a measure of its memory use).
+    /// Number of nodes in the tree: the root and every child a descent has chosen (edges
+    /// not chosen yet are not nodes).
     pub fn node_count(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// Number of edges in the tree: the legal actions of its expanded nodes.
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
     }
 
     /// Completed visits of the root, its own evaluation included.
@@ -321,12 +425,13 @@ impl<G: Game> Tree<G> {
             return Err(SearchError::IllegalAction { action });
         }
         if root.kind == Kind::Expanded {
-            let child = root
+            let edge = root
                 .children()
-                .find(|&c| self.nodes[c].action == action)
+                .find(|&e| self.edges[e].action == action)
                 .ok_or(SearchError::IllegalAction { action })?;
-            if self.stats[child].kind == Kind::Expanded {
-                self.compact(child as u32);
+            let child = self.edges[edge].node;
+            if child != NONE && self.stats[child as usize].kind == Kind::Expanded {
+                self.compact(child);
             } else {
                 let mut state = self.root_state().clone();
                 state.apply(action);
@@ -346,18 +451,18 @@ impl<G: Game> Tree<G> {
         Ok(())
     }
 
-    /// Copies the subtree under `new_root` into the spare arenas (breadth first, children
-    /// kept contiguous) and swaps them in.
+    /// Copies the subtree under `new_root` into the spare arenas (breadth first, each node's
+    /// edges kept contiguous) and swaps them in.
     fn compact(&mut self, new_root: u32) {
         self.spare_nodes.clear();
         self.spare_stats.clear();
+        self.spare_edges.clear();
         self.spare_states.clear();
         self.old_index.clear();
         let mut root = self.nodes[new_root as usize];
         let mut root_stats = self.stats[new_root as usize];
         root.parent = NONE;
-        root.action = NONE;
-        root_stats.prior = 1.0;
+        root.edge = NONE;
         if root.chooser != root.player {
             // Utility sums are `v - penalty * d` for each side: the other side's is
             // `-v - penalty * d`.
@@ -378,21 +483,27 @@ impl<G: Game> Tree<G> {
                 self.spare_nodes[i].state = idx;
             }
             let old_stats = self.stats[self.old_index[i] as usize];
-            if old_stats.num_children > 0 {
-                let first = self.spare_nodes.len() as u32;
-                self.spare_stats[i].first_child = first;
-                for c in old_stats.children() {
-                    let mut node = self.nodes[c];
-                    node.parent = i as u32;
-                    self.spare_nodes.push(node);
-                    self.spare_stats.push(self.stats[c]);
-                    self.old_index.push(c as u32);
+            if old_stats.num_edges > 0 {
+                self.spare_stats[i].first_edge = self.spare_edges.len() as u32;
+                for e in old_stats.children() {
+                    let mut edge = self.edges[e];
+                    if edge.node != NONE {
+                        let mut node = self.nodes[edge.node as usize];
+                        node.parent = i as u32;
+                        node.edge = self.spare_edges.len() as u32;
+                        self.spare_nodes.push(node);
+                        self.spare_stats.push(self.stats[edge.node as usize]);
+                        self.old_index.push(edge.node);
+                        edge.node = self.spare_nodes.len() as u32 - 1;
+                    }
+                    self.spare_edges.push(edge);
                 }
             }
             i += 1;
         }
         std::mem::swap(&mut self.nodes, &mut self.spare_nodes);
         std::mem::swap(&mut self.stats, &mut self.spare_stats);
+        std::mem::swap(&mut self.edges, &mut self.spare_edges);
         std::mem::swap(&mut self.states, &mut self.spare_states);
         self.search.noised = false;
         self.search.gumbel_ready = false;
