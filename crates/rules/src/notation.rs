@@ -93,7 +93,45 @@ impl FlatPaths {
 
 /// Orders candidate paths: fewest legs, then smallest written string.
 pub(crate) fn path_order(a: &Path, b: &Path) -> Ordering {
-    a.legs().cmp(&b.legs()).then_with(|| a.to_string().cmp(&b.to_string()))
+    a.legs().cmp(&b.legs()).then_with(|| {
+        let len = a.squares.len();
+        written_keys(a.squares.iter().copied(), len, a.first_jump).cmp(written_keys(
+            b.squares.iter().copied(),
+            len,
+            b.first_jump,
+        ))
+    })
+}
+
+/// A path of `len` squares (jump legs from `first_jump`) written as one number per square, such
+/// that two paths of the same length compare as their written strings (`C6-E8xG10`) do,
+/// without writing them: move generation compares candidate paths often.
+///
+/// Each number holds a square's name and the separator after it (none after the last), packed
+/// big-endian into the top bytes. A separator is never a digit, so one such group is never a
+/// proper prefix of another unless it ends its string: comparing group by group is comparing
+/// the strings byte by byte.
+pub(crate) fn written_keys(
+    squares: impl Iterator<Item = Square>,
+    len: usize,
+    first_jump: usize,
+) -> impl Iterator<Item = u32> {
+    squares.enumerate().map(move |(i, square)| {
+        let rank = square.rank() + 1;
+        let mut bytes = [0u8; 4];
+        bytes[0] = b'A' + square.file();
+        let mut at = 1;
+        if rank >= 10 {
+            bytes[at] = b'1';
+            at += 1;
+        }
+        bytes[at] = b'0' + rank % 10;
+        if i + 1 < len {
+            // Leg `i` starts here.
+            bytes[at + 1] = if i >= first_jump { b'x' } else { b'-' };
+        }
+        u32::from_be_bytes(bytes)
+    })
 }
 
 /// The eight neighbours of a cell as bits of the 64 cells that start 17 below it.
@@ -663,4 +701,52 @@ fn parse_path(rules: &Ruleset, text: &str) -> std::result::Result<Path, String> 
         return Err("a canter leg (-) cannot follow a jump leg (x)".to_string());
     }
     Ok(Path { squares, first_jump })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn path(indices: &[u8], first_jump: usize) -> Path {
+        let squares: Vec<Square> = indices.iter().map(|&i| Square::from_index(i as usize)).collect();
+        let first_jump = first_jump.min(squares.len() - 1);
+        Path { squares, first_jump }
+    }
+
+    /// Paths of `len` squares that differ late and in ranks 1, 9-16 (where names change
+    /// length), so that equal prefixes and near ties are common.
+    fn similar_paths(len: usize) -> impl Strategy<Value = (Vec<u8>, Vec<u8>, usize, usize)> {
+        let square = (0u8..3, prop_oneof![Just(0u8), 8u8..16]).prop_map(|(file, rank)| file + rank * 16);
+        (proptest::collection::vec(square.clone(), len), proptest::collection::vec(square, len), 0..len, 0..len, 0..len)
+            .prop_map(|(a, mut b, shared, ja, jb)| {
+                b[..shared].copy_from_slice(&a[..shared]);
+                (a, b, ja, jb)
+            })
+    }
+
+    proptest! {
+        /// Paths order as their written strings do.
+        #[test]
+        fn paths_order_as_their_strings(
+            (a, b, ja, jb) in (2usize..8).prop_flat_map(similar_paths),
+        ) {
+            let (a, b) = (path(&a, ja), path(&b, jb));
+            let by_string = a.legs().cmp(&b.legs()).then_with(|| a.to_string().cmp(&b.to_string()));
+            prop_assert_eq!(path_order(&a, &b), by_string, "{} {}", a, b);
+        }
+
+        /// Paths of any lengths and squares order as their written strings do.
+        #[test]
+        fn any_paths_order_as_their_strings(
+            a in proptest::collection::vec(any::<u8>(), 2..12),
+            b in proptest::collection::vec(any::<u8>(), 2..12),
+            ja in 0usize..12,
+            jb in 0usize..12,
+        ) {
+            let (a, b) = (path(&a, ja), path(&b, jb));
+            let by_string = a.legs().cmp(&b.legs()).then_with(|| a.to_string().cmp(&b.to_string()));
+            prop_assert_eq!(path_order(&a, &b), by_string);
+        }
+    }
 }

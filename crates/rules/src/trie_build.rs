@@ -10,7 +10,7 @@
 
 use crate::bitboard::Bitboard;
 use crate::movegen::Context;
-use crate::notation::{path_order, CanterTree, FlatPaths, Path};
+use crate::notation::{written_keys, CanterTree, FlatPaths};
 use crate::position::Position;
 use crate::ruleset::{ChargeRule, Ruleset};
 use crate::square::Square;
@@ -254,9 +254,10 @@ impl Ruleset {
                             Ordering::Greater => false,
                             Ordering::Equal => {
                                 let old = &s.squares[c.start as usize..(c.start + c.len) as usize];
-                                let old = Path { squares: old.to_vec(), first_jump: c.first_jump as usize };
-                                let new = Path { squares: joined(prefix, jumps), first_jump: prefix.len() - 1 };
-                                path_order(&new, &old) == Ordering::Less
+                                let new =
+                                    prefix.iter().copied().chain(jumps.iter().map(|&j| Square::from_index(j as usize)));
+                                let old = written_keys(old.iter().copied(), legs + 1, c.first_jump as usize);
+                                written_keys(new, legs + 1, prefix.len() - 1).cmp(old) == Ordering::Less
                             }
                         };
                         if !better {
@@ -324,11 +325,4 @@ impl Ruleset {
         }
         Some(out.moves)
     }
-}
-
-/// A charge's canter prefix followed by its jump landings.
-fn joined(prefix: &[Square], jumps: &[u8]) -> Vec<Square> {
-    let mut squares = prefix.to_vec();
-    squares.extend(jumps.iter().map(|&j| Square::from_index(j as usize)));
-    squares
 }
