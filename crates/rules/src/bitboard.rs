@@ -131,19 +131,6 @@ impl Bitboard {
         ])
     }
 
-    /// The 64 cells from grid index `start` up (cells outside the grid read as empty): a
-    /// square's neighbourhood as one word.
-    #[inline(always)]
-    pub(crate) fn window(self, start: isize) -> u64 {
-        let word = |k: isize| if (0..4).contains(&k) { self.0[k as usize] } else { 0 };
-        let (k, shift) = (start.div_euclid(64), start.rem_euclid(64) as u32);
-        if shift == 0 {
-            word(k)
-        } else {
-            (word(k) >> shift) | (word(k + 1) << (64 - shift))
-        }
-    }
-
     /// Iterates over the squares from the lowest index up.
     #[inline]
     pub fn iter(self) -> Squares {

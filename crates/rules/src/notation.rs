@@ -134,6 +134,17 @@ pub(crate) fn written_keys(
     })
 }
 
+/// [`Square::name_order`] of every cell, by index.
+const NAME_ORDER: [u16; 256] = {
+    let mut table = [0; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = Square::from_index(i).name_order();
+        i += 1;
+    }
+    table
+};
+
 /// The eight neighbours of a cell as bits of the 64 cells that start 17 below it.
 const NEIGHBOURS: u64 = 1 | 1 << 1 | 1 << 2 | 1 << 16 | 1 << 18 | 1 << 32 | 1 << 33 | 1 << 34;
 
@@ -212,10 +223,14 @@ impl Context<'_> {
         landing_ok: Bitboard,
         expand_ok: Bitboard,
     ) {
-        // `open` (landings not reached yet) and `expand` as plain words: the loop tests and
-        // clears single bits, which a bitboard passed by value would copy each time.
-        let mut open = (landing_ok & !Bitboard::from_square(origin)).0;
+        // `open` (landings not reached yet), `expand` and `friends` as plain words, with a word
+        // of zeros on either side (cell `i` is bit `i + 64`): a leap's landing and a square's
+        // window of neighbours then need no bounds check, and cells off the grid are neither
+        // open nor friendly.
+        let landing = (landing_ok & !Bitboard::from_square(origin)).0;
+        let mut open = [0, landing[0], landing[1], landing[2], landing[3], 0];
         let expand = expand_ok.0;
+        let friends = [0, friends.0[0], friends.0[1], friends.0[2], friends.0[3], 0];
         // The queue holds each layer in path order: parents leave it in path order and append
         // their children in name order, so a square's first discoverer is its best parent.
         let queue = &mut tree.queue;
@@ -233,21 +248,20 @@ impl Context<'_> {
             let mut found = [(0u16, 0u8); 8];
             let mut n = 0;
             // Friendly neighbours as bits of the 64 cells from `s - 17` (the eight neighbours
-            // sit at 0, 1, 2, 16, 18, 32, 33, 34; cells off the board hold no friend).
-            let mut mids = friends.window(s as isize - 17) & NEIGHBOURS;
+            // sit at 0, 1, 2, 16, 18, 32, 33, 34).
+            let start = s + 64 - 17;
+            let pair = friends[start >> 6] as u128 | (friends[(start >> 6) + 1] as u128) << 64;
+            let mut mids = (pair >> (start & 63)) as u64 & NEIGHBOURS;
             while mids != 0 {
-                let b = mids.trailing_zeros() as isize;
+                let b = mids.trailing_zeros() as usize;
                 mids &= mids - 1;
-                // The leap over cell `s - 17 + b` lands on `s + 2 * (b - 17)`.
-                let t = s as isize + 2 * (b - 17);
-                if !(0..256).contains(&t) {
-                    continue;
-                }
-                let t = t as usize;
-                let bit = 1u64 << (t & 63);
-                if open[t >> 6] & bit != 0 {
-                    open[t >> 6] &= !bit;
-                    let key = Square::from_index(t).name_order();
+                // The leap over cell `s - 17 + b` lands on `s + 2 * (b - 17)`, at padded bit `p`.
+                let p = s + 64 + 2 * b - 34;
+                let bit = 1u64 << (p & 63);
+                if open[p >> 6] & bit != 0 {
+                    open[p >> 6] &= !bit;
+                    let t = p - 64;
+                    let key = NAME_ORDER[t];
                     // Insertion into the few found so far, by name.
                     let mut i = n;
                     while i > 0 && found[i - 1].0 > key {
@@ -264,9 +278,9 @@ impl Context<'_> {
                 tail += 1;
             }
         }
-        let open = Bitboard(open);
         tree.origin = origin;
-        tree.reached = landing_ok & !Bitboard::from_square(origin) & !open;
+        tree.reached =
+            Bitboard([landing[0] & !open[1], landing[1] & !open[2], landing[2] & !open[3], landing[3] & !open[4]]);
     }
 
     /// The friends, landings and continuations of a charge's canter legs by the knight on

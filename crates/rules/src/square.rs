@@ -78,7 +78,7 @@ impl Square {
     /// The square's rank in the byte order of square names (`E1` < `E10` < `E16` < `E2`), which
     /// orders paths of equal length (RULES.md 8).
     #[inline]
-    pub fn name_order(self) -> u16 {
+    pub const fn name_order(self) -> u16 {
         let rank = self.rank() as u16 + 1;
         // Within a file: "1" < "10".."16" < "2" < ... < "9" as strings.
         let within = match rank {

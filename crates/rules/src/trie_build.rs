@@ -98,20 +98,35 @@ impl Out<'_> {
         child
     }
 
-    /// Appends a move of one leg under the root. Only for the steps, which come last: their
-    /// own `last_child` entries would never be read, so they are not kept (a turn has about
-    /// fifty steps, and this is most of their cost).
+    /// Appends a step: a move of one leg under the root, linked to the next node appended.
+    /// Steps come last and are appended in a row ([`Out::link_steps`] then links the row to the
+    /// root): a turn has about fifty, and linking each one as it comes was most of their cost.
+    /// Their own `last_child` entries would never be read, so they are not kept.
     #[inline]
-    fn add_root_leaf(&mut self, leg: Leg) {
-        let child = self.nodes.len() as u32;
-        let complete = self.moves;
-        self.nodes.push(Node { leg, parent: LegTrie::ROOT, first_child: NONE, next_sibling: NONE, complete });
+    fn push_step(&mut self, leg: Leg) {
+        let next = self.nodes.len() as u32 + 1;
+        self.nodes.push(Node {
+            leg,
+            parent: LegTrie::ROOT,
+            first_child: NONE,
+            next_sibling: next,
+            complete: self.moves,
+        });
         self.moves += 1;
+    }
+
+    /// Ends the row of steps pushed from node `first` on and hangs it after the root's other
+    /// children.
+    fn link_steps(&mut self, first: u32) {
+        let Some(last) = self.nodes.len().checked_sub(1).filter(|&last| last >= first as usize) else {
+            return;
+        };
+        self.nodes[last].next_sibling = NONE;
         match self.last_child[LegTrie::ROOT as usize] {
-            NONE => self.nodes[LegTrie::ROOT as usize].first_child = child,
-            last => self.nodes[last as usize].next_sibling = child,
+            NONE => self.nodes[LegTrie::ROOT as usize].first_child = first,
+            previous => self.nodes[previous as usize].next_sibling = first,
         }
-        self.last_child[LegTrie::ROOT as usize] = child;
+        self.last_child[LegTrie::ROOT as usize] = last as u32;
     }
 
     /// Appends a root child for the current piece, whose first root child is `*first`.
@@ -317,11 +332,13 @@ impl Ruleset {
             }
         }
         if quiet {
+            let first_step = out.nodes.len() as u32;
             self.for_each_step(&cx, &ob, pos, |from, to, _| {
                 if !(ob.exit_castle && cx.own_castle.contains(to)) {
-                    out.add_root_leaf(Leg { from, to, jump: false });
+                    out.push_step(Leg { from, to, jump: false });
                 }
             });
+            out.link_steps(first_step);
         }
         Some(out.moves)
     }
