@@ -547,22 +547,53 @@ fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
     v.into_iter().filter_map(|_| None).collect()
 }
 
+/// What PUCT makes of one child.
+enum Rank {
+    /// A proven win: take it.
+    Take,
+    /// A proven loss: never.
+    Skip,
+    Score(f32),
+}
+
+/// One child's PUCT score; `fpu` stands in for the value of a child without completed visits.
+#[inline(always)]
+fn puct_rank(c: &Child, fpu: f32, sqrt_n: f32, cfg: &SearchConfig) -> Rank {
+    let n = c.visits + c.in_flight;
+    if n == 0 && c.proof == Proof::Unknown {
+        // Unvisited (most children): first-play urgency, and `x / 1 == x`.
+        return Rank::Score(fpu + cfg.c_puct * c.prior * sqrt_n);
+    }
+    if cfg.solver {
+        match c.proof {
+            Proof::Win => return Rank::Take,
+            Proof::Loss => return Rank::Skip,
+            _ => {}
+        }
+    }
+    let q = if cfg.solver && c.proof == Proof::Draw {
+        -cfg.draw_penalty
+    } else if n == 0 {
+        fpu
+    } else {
+        ((c.value_sum - cfg.virtual_loss as f64 * c.in_flight as f64) / n as f64) as f32
+    };
+    Rank::Score(q + cfg.c_puct * c.prior * sqrt_n / (1 + n) as f32)
+}
+
 /// PUCT with first-play urgency, virtual loss and (optionally) solver rules; returns the
 /// index within `children`.
 #[inline]
 fn puct_select(parent_stats: &Stats, children: Children, cfg: &SearchConfig) -> usize {
-    // Past the first unvisited child of a prefix node, every child is unvisited with no
-    // larger prior, so none of them can score higher (nor tie it earlier).
-    let children = if parent_stats.prefix {
-        let scored = (parent_stats.explored as usize + 1).min(children.len());
-        Children { edges: &children.edges[..scored], ..children }
-    } else {
-        children
-    };
     let parent_n = (parent_stats.visits + parent_stats.in_flight) as f32;
     let sqrt_n = parent_n.sqrt();
     // Parent's value from the view of its own player to move (= its children's chooser).
     let parent_q = if parent_stats.same_player { parent_stats.q() } else { -parent_stats.q() } as f32;
+    if parent_stats.prefix {
+        if let Some(pick) = puct_select_prefix(parent_stats.explored, children, sqrt_n, parent_q, cfg) {
+            return pick;
+        }
+    }
     let mut visited_policy = 0.0f32;
     for c in children.iter() {
         if c.visits + c.in_flight > 0 {
@@ -570,34 +601,18 @@ fn puct_select(parent_stats: &Stats, children: Children, cfg: &SearchConfig) -> 
         }
     }
     let fpu = parent_q - cfg.fpu_reduction * visited_policy.sqrt();
-    let vl = cfg.virtual_loss as f64;
     let mut best = usize::MAX;
     let mut best_score = f32::NEG_INFINITY;
     for (i, c) in children.iter().enumerate() {
-        let n = c.visits + c.in_flight;
-        let score = if n == 0 && c.proof == Proof::Unknown {
-            // Unvisited (most children): first-play urgency, and `x / 1 == x`.
-            fpu + cfg.c_puct * c.prior * sqrt_n
-        } else {
-            if cfg.solver {
-                match c.proof {
-                    Proof::Win => return i,
-                    Proof::Loss => continue,
-                    _ => {}
+        match puct_rank(&c, fpu, sqrt_n, cfg) {
+            Rank::Take => return i,
+            Rank::Skip => {}
+            Rank::Score(score) => {
+                if best == usize::MAX || score > best_score {
+                    best = i;
+                    best_score = score;
                 }
             }
-            let q = if cfg.solver && c.proof == Proof::Draw {
-                -cfg.draw_penalty
-            } else if n == 0 {
-                fpu
-            } else {
-                ((c.value_sum - vl * c.in_flight as f64) / n as f64) as f32
-            };
-            q + cfg.c_puct * c.prior * sqrt_n / (1 + n) as f32
-        };
-        if best == usize::MAX || score > best_score {
-            best = i;
-            best_score = score;
         }
     }
     if best == usize::MAX {
@@ -605,6 +620,62 @@ fn puct_select(parent_stats: &Stats, children: Children, cfg: &SearchConfig) -> 
         gumbel::most_visited(children)
     } else {
         best
+    }
+}
+
+/// PUCT on a prefix node, in one pass over its first `explored` children (which all have
+/// nodes and visits, so none needs first-play urgency) and then child `explored`, the best
+/// unvisited one: past it, every child is unvisited with no larger prior, so none can score
+/// higher (nor tie it earlier). The same pick as [`puct_select`]'s full scan; `None` where a
+/// child does not fit the prefix (that scan decides then).
+#[inline]
+fn puct_select_prefix(
+    explored: u32,
+    children: Children,
+    sqrt_n: f32,
+    parent_q: f32,
+    cfg: &SearchConfig,
+) -> Option<usize> {
+    let explored = (explored as usize).min(children.len());
+    let mut visited_policy = 0.0f32;
+    let mut best = usize::MAX;
+    let mut best_score = f32::NEG_INFINITY;
+    for (i, edge) in children.edges[..explored].iter().enumerate() {
+        let Some(s) = children.stats.get(edge.node as usize).filter(|s| s.visits + s.in_flight > 0) else {
+            return None;
+        };
+        visited_policy += edge.prior;
+        let c = Child { prior: edge.prior, visits: s.visits, in_flight: s.in_flight, proof: s.proof, value_sum: s.value_sum };
+        // With visits, no first-play urgency: the NaN is never read.
+        match puct_rank(&c, f32::NAN, sqrt_n, cfg) {
+            Rank::Take => return Some(i),
+            Rank::Skip => {}
+            Rank::Score(score) => {
+                if best == usize::MAX || score > best_score {
+                    best = i;
+                    best_score = score;
+                }
+            }
+        }
+    }
+    if explored < children.len() {
+        let fpu = parent_q - cfg.fpu_reduction * visited_policy.sqrt();
+        match puct_rank(&children.get(explored), fpu, sqrt_n, cfg) {
+            Rank::Take => return Some(explored),
+            Rank::Skip => {}
+            Rank::Score(score) => {
+                if best == usize::MAX || score > best_score {
+                    best = explored;
+                }
+            }
+        }
+    }
+    if best == usize::MAX {
+        // Every child scored is a proven loss (only at the root): keep searching the most visited.
+        let scored = (explored + 1).min(children.len());
+        Some(gumbel::most_visited(Children { edges: &children.edges[..scored], ..children }))
+    } else {
+        Some(best)
     }
 }
 
