@@ -556,6 +556,32 @@ enum Rank {
     Score(f32),
 }
 
+/// The best-scoring child so far (the first of equals).
+struct Best {
+    index: usize,
+    score: f32,
+}
+
+impl Best {
+    const NONE: Best = Best { index: usize::MAX, score: f32::NEG_INFINITY };
+
+    /// Weighs child `i`; true where it is a proven win, to be taken at once.
+    #[inline(always)]
+    fn weigh(&mut self, i: usize, rank: Rank) -> bool {
+        match rank {
+            Rank::Take => true,
+            Rank::Skip => false,
+            Rank::Score(score) => {
+                if self.index == usize::MAX || score > self.score {
+                    self.index = i;
+                    self.score = score;
+                }
+                false
+            }
+        }
+    }
+}
+
 /// One child's PUCT score; `fpu` stands in for the value of a child without completed visits.
 #[inline(always)]
 fn puct_rank(c: &Child, fpu: f32, sqrt_n: f32, cfg: &SearchConfig) -> Rank {
@@ -594,6 +620,69 @@ fn puct_select(parent_stats: &Stats, children: Children, cfg: &SearchConfig) -> 
             return pick;
         }
     }
+    puct_select_one_pass(children, sqrt_n, parent_q, cfg)
+        .unwrap_or_else(|| puct_select_two_passes(children, sqrt_n, parent_q, cfg))
+}
+
+/// PUCT over every child in one pass over their statistics: the visited ones are scored as
+/// they come; the unvisited ones all share the first-play urgency value, known only once every
+/// visited prior is summed, so only the largest unvisited prior is kept, and the first
+/// unvisited child that reaches its score (a pass over edges alone) is weighed last. The
+/// same pick as [`puct_select_two_passes`]; `None` for a child with a proof and no visits
+/// whose score needs the first-play urgency value (then that rule decides).
+fn puct_select_one_pass(children: Children, sqrt_n: f32, parent_q: f32, cfg: &SearchConfig) -> Option<usize> {
+    let mut visited_policy = 0.0f32;
+    let mut best = Best::NONE;
+    let mut unvisited_prior: Option<f32> = None;
+    for (i, c) in children.iter().enumerate() {
+        let n = c.visits + c.in_flight;
+        if n == 0 {
+            match c.proof {
+                Proof::Unknown => {
+                    unvisited_prior = Some(unvisited_prior.map_or(c.prior, |p| p.max(c.prior)));
+                    continue;
+                }
+                Proof::Win if cfg.solver => return Some(i),
+                Proof::Loss if cfg.solver => continue,
+                Proof::Draw if cfg.solver => {}
+                _ => return None,
+            }
+        } else {
+            visited_policy += c.prior;
+        }
+        // With visits or a proven draw, no first-play urgency: the NaN is never read.
+        if best.weigh(i, puct_rank(&c, f32::NAN, sqrt_n, cfg)) {
+            return Some(i);
+        }
+    }
+    if let Some(prior) = unvisited_prior {
+        let fpu = parent_q - cfg.fpu_reduction * visited_policy.sqrt();
+        let unvisited_score = |prior: f32| fpu + cfg.c_puct * prior * sqrt_n;
+        // Rounding keeps the score monotone in the prior: the best unvisited score is the one
+        // of the largest prior, and the child that first reaches it is the one the two-pass
+        // scan keeps.
+        let top = unvisited_score(prior);
+        let first = (0..children.len())
+            .find(|&i| {
+                let c = children.get(i);
+                c.visits + c.in_flight == 0 && c.proof == Proof::Unknown && unvisited_score(c.prior) == top
+            })
+            .expect("the largest unvisited prior belongs to a child");
+        if best.index == usize::MAX || top > best.score || (top == best.score && first < best.index) {
+            best.index = first;
+        }
+    }
+    Some(if best.index == usize::MAX {
+        // Every child is a proven loss (only at the root): keep searching the most visited.
+        gumbel::most_visited(children)
+    } else {
+        best.index
+    })
+}
+
+/// PUCT in two passes over the children: the visited priors summed for the first-play
+/// urgency value, then every child scored in order (the first best wins ties).
+fn puct_select_two_passes(children: Children, sqrt_n: f32, parent_q: f32, cfg: &SearchConfig) -> usize {
     let mut visited_policy = 0.0f32;
     for c in children.iter() {
         if c.visits + c.in_flight > 0 {
@@ -601,25 +690,17 @@ fn puct_select(parent_stats: &Stats, children: Children, cfg: &SearchConfig) -> 
         }
     }
     let fpu = parent_q - cfg.fpu_reduction * visited_policy.sqrt();
-    let mut best = usize::MAX;
-    let mut best_score = f32::NEG_INFINITY;
+    let mut best = Best::NONE;
     for (i, c) in children.iter().enumerate() {
-        match puct_rank(&c, fpu, sqrt_n, cfg) {
-            Rank::Take => return i,
-            Rank::Skip => {}
-            Rank::Score(score) => {
-                if best == usize::MAX || score > best_score {
-                    best = i;
-                    best_score = score;
-                }
-            }
+        if best.weigh(i, puct_rank(&c, fpu, sqrt_n, cfg)) {
+            return i;
         }
     }
-    if best == usize::MAX {
+    if best.index == usize::MAX {
         // Every child is a proven loss (only at the root): keep searching the most visited.
         gumbel::most_visited(children)
     } else {
-        best
+        best.index
     }
 }
 
@@ -638,44 +719,34 @@ fn puct_select_prefix(
 ) -> Option<usize> {
     let explored = (explored as usize).min(children.len());
     let mut visited_policy = 0.0f32;
-    let mut best = usize::MAX;
-    let mut best_score = f32::NEG_INFINITY;
+    let mut best = Best::NONE;
     for (i, edge) in children.edges[..explored].iter().enumerate() {
-        let Some(s) = children.stats.get(edge.node as usize).filter(|s| s.visits + s.in_flight > 0) else {
-            return None;
-        };
+        let s = children.stats.get(edge.node as usize).filter(|s| s.visits + s.in_flight > 0)?;
         visited_policy += edge.prior;
-        let c = Child { prior: edge.prior, visits: s.visits, in_flight: s.in_flight, proof: s.proof, value_sum: s.value_sum };
+        let c = Child {
+            prior: edge.prior,
+            visits: s.visits,
+            in_flight: s.in_flight,
+            proof: s.proof,
+            value_sum: s.value_sum,
+        };
         // With visits, no first-play urgency: the NaN is never read.
-        match puct_rank(&c, f32::NAN, sqrt_n, cfg) {
-            Rank::Take => return Some(i),
-            Rank::Skip => {}
-            Rank::Score(score) => {
-                if best == usize::MAX || score > best_score {
-                    best = i;
-                    best_score = score;
-                }
-            }
+        if best.weigh(i, puct_rank(&c, f32::NAN, sqrt_n, cfg)) {
+            return Some(i);
         }
     }
     if explored < children.len() {
         let fpu = parent_q - cfg.fpu_reduction * visited_policy.sqrt();
-        match puct_rank(&children.get(explored), fpu, sqrt_n, cfg) {
-            Rank::Take => return Some(explored),
-            Rank::Skip => {}
-            Rank::Score(score) => {
-                if best == usize::MAX || score > best_score {
-                    best = explored;
-                }
-            }
+        if best.weigh(explored, puct_rank(&children.get(explored), fpu, sqrt_n, cfg)) {
+            return Some(explored);
         }
     }
-    if best == usize::MAX {
+    if best.index == usize::MAX {
         // Every child scored is a proven loss (only at the root): keep searching the most visited.
         let scored = (explored + 1).min(children.len());
         Some(gumbel::most_visited(Children { edges: &children.edges[..scored], ..children }))
     } else {
-        Some(best)
+        Some(best.index)
     }
 }
 
@@ -917,6 +988,47 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
+
+    /// The one-pass PUCT picks what the two-pass scan picks, ties and proven children included.
+    #[test]
+    fn one_pass_picks_what_two_passes_pick() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut fell_back = 0;
+        for solver in [false, true] {
+            let cfg = SearchConfig { solver, virtual_loss: 1.0, ..SearchConfig::default() };
+            for _ in 0..20_000 {
+                let len = rng.random_range(1..12);
+                // Few distinct priors and values, in any order, so that ties are common.
+                let mut edges: Vec<Edge> =
+                    (0..len).map(|i| Edge::new(i as u32, rng.random_range(0..4) as f32 / 8.0)).collect();
+                let mut stats = Vec::new();
+                for edge in &mut edges {
+                    if rng.random_bool(0.4) {
+                        continue;
+                    }
+                    let mut c = Stats::new();
+                    c.visits = rng.random_range(0..4);
+                    c.in_flight = rng.random_range(0..2);
+                    c.value_sum = rng.random_range(-2..=2) as f64 * 0.5 * c.visits.min(1) as f64;
+                    if rng.random_bool(0.3) {
+                        c.proof = [Proof::Win, Proof::Loss, Proof::Draw][rng.random_range(0..3)];
+                    }
+                    edge.node = stats.len() as u32;
+                    stats.push(c);
+                }
+                let children = Children { edges: &edges, stats: &stats };
+                let sqrt_n = (rng.random_range(1..40) as f32).sqrt();
+                let parent_q = rng.random_range(-2..=2) as f32 * 0.5;
+                let two = puct_select_two_passes(children, sqrt_n, parent_q, &cfg);
+                match puct_select_one_pass(children, sqrt_n, parent_q, &cfg) {
+                    Some(one) => assert_eq!(one, two, "{edges:?} {stats:?}"),
+                    None => fell_back += 1,
+                }
+            }
+        }
+        // Only proven children without visits and without the solver need the other rule.
+        assert!(fell_back < 10_000, "{fell_back}");
+    }
 
     /// Scoring only up to the first unvisited child of a prefix node picks what scoring every
     /// child picks, ties and proven children included.
