@@ -51,17 +51,21 @@ impl Turn {
     /// The move that ends at trie node `node`: its origin, landing and the pieces its jump
     /// legs take (the trie's legs name it completely).
     fn move_at(&self, rules: &Ruleset, node: u32) -> Move {
-        let legs = self.trie.legs_to(node);
-        let from = legs[0].from;
-        let to = legs[legs.len() - 1].to;
+        // Walked from the last leg up to the root: every new turn of a search starts here, so
+        // the legs are not collected into a vector first.
+        let (_, last) = self.trie.parent(node).expect("a move has at least one leg");
+        let (to, mut from) = (last.to, last.from);
         let mut captures = Bitboard::EMPTY;
         let mut cantered = false;
-        for leg in &legs {
+        let mut at = node;
+        while let Some((parent, leg)) = self.trie.parent(at) {
             if leg.jump {
                 captures.insert(Square::from_index((leg.from.index() + leg.to.index()) / 2));
             } else if leg.from.file().abs_diff(leg.to.file()) == 2 || leg.from.rank().abs_diff(leg.to.rank()) == 2 {
                 cantered = true;
             }
+            from = leg.from;
+            at = parent;
         }
         let opp_castle = rules.board().opp_castle(self.position.turn());
         let kind = match (cantered, captures.any()) {
