@@ -723,13 +723,7 @@ fn puct_select_prefix(
     for (i, edge) in children.edges[..explored].iter().enumerate() {
         let s = children.stats.get(edge.node as usize).filter(|s| s.visits + s.in_flight > 0)?;
         visited_policy += edge.prior;
-        let c = Child {
-            prior: edge.prior,
-            visits: s.visits,
-            in_flight: s.in_flight,
-            proof: s.proof,
-            value_sum: s.value_sum,
-        };
+        let c = Child::of(edge.prior, s);
         // With visits, no first-play urgency: the NaN is never read.
         if best.weigh(i, puct_rank(&c, f32::NAN, sqrt_n, cfg)) {
             return Some(i);

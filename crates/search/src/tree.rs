@@ -212,6 +212,18 @@ pub(crate) struct Child {
 }
 
 impl Child {
+    /// The child whose node has statistics `stats`, reached through an edge with `prior`.
+    #[inline]
+    pub(crate) fn of(prior: f32, stats: &Stats) -> Child {
+        Child {
+            prior,
+            visits: stats.visits,
+            in_flight: stats.in_flight,
+            proof: stats.proof,
+            value_sum: stats.value_sum,
+        }
+    }
+
     /// Mean `win - loss` over completed visits, chooser's view.
     #[inline]
     pub(crate) fn q(&self) -> f64 {
@@ -245,14 +257,7 @@ impl<'a> Children<'a> {
         if edge.node == NONE {
             Child { prior: edge.prior, visits: 0, in_flight: 0, proof: Proof::Unknown, value_sum: 0.0 }
         } else {
-            let s = &self.stats[edge.node as usize];
-            Child {
-                prior: edge.prior,
-                visits: s.visits,
-                in_flight: s.in_flight,
-                proof: s.proof,
-                value_sum: s.value_sum,
-            }
+            Child::of(edge.prior, &self.stats[edge.node as usize])
         }
     }
 
@@ -404,11 +409,6 @@ impl<G: Game> Tree<G> {
     /// not chosen yet are not nodes).
     pub fn node_count(&self) -> usize {
         self.nodes.len()
-    }
-
-    /// Number of edges in the tree: the legal actions of its expanded nodes.
-    pub fn edge_count(&self) -> usize {
-        self.edges.len()
     }
 
     /// Completed visits of the root, its own evaluation included.
