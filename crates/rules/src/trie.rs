@@ -28,6 +28,8 @@ pub(crate) const NONE: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Node {
     pub(crate) leg: Leg,
+    /// The legs below this first leg are not in this trie (see [`LegTrie::is_deferred`]).
+    pub(crate) deferred: bool,
     pub(crate) parent: u32,
     pub(crate) first_child: u32,
     pub(crate) next_sibling: u32,
@@ -38,6 +40,7 @@ impl Node {
     /// The root: no leg made yet.
     pub(crate) const ROOT: Node = Node {
         leg: Leg { from: Square::from_index(0), to: Square::from_index(0), jump: false },
+        deferred: false,
         parent: NONE,
         first_child: NONE,
         next_sibling: NONE,
@@ -155,7 +158,14 @@ impl LegTrie {
                 Some(child) => child,
                 None => {
                     let child = self.nodes.len() as u32;
-                    self.nodes.push(Node { leg, parent: at, first_child: NONE, next_sibling: NONE, complete: NONE });
+                    self.nodes.push(Node {
+                        leg,
+                        deferred: false,
+                        parent: at,
+                        first_child: NONE,
+                        next_sibling: NONE,
+                        complete: NONE,
+                    });
                     build.last_child.push(NONE);
                     // Append, so children keep insertion order.
                     match build.last_child[at as usize] {
@@ -199,6 +209,15 @@ impl LegTrie {
     pub fn complete(&self, node: u32) -> Option<u32> {
         let c = self.nodes[node as usize].complete;
         (c != NONE).then_some(c)
+    }
+
+    /// Whether `node` is a first leg whose continuations were left out of this trie: a first
+    /// canter leg in a trie from [`crate::Ruleset::leg_trie_deferring_canters`]. The leg
+    /// itself is a complete move; [`crate::Ruleset::deferred_canter_trie`] holds the legs that
+    /// may follow it. Never true in a trie from any other constructor.
+    #[inline]
+    pub fn is_deferred(&self, node: u32) -> bool {
+        self.nodes[node as usize].deferred
     }
 
     /// Whether `stop` is a decision at `node`: a move ends here and legs may still follow.

@@ -7,13 +7,18 @@
 //! itself (each tree square becomes a trie node the first time a destination's path passes
 //! it); then every step as a leaf under the root. A knight's charge tree and its quiet canter
 //! tree are one tree unless a hot landing makes them differ.
+//!
+//! The search's variant defers what a descent rarely reaches: the canters of a piece with no
+//! capture and no hot landing in reach are only their first legs, and the rest of the piece's
+//! canter tree is built when a descent plays one of them
+//! ([`Ruleset::leg_trie_deferring_canters`], [`Ruleset::deferred_canter_trie`]).
 
 use crate::bitboard::Bitboard;
 use crate::movegen::Context;
 use crate::notation::{written_keys, CanterTree, FlatPaths};
 use crate::position::Position;
 use crate::ruleset::{ChargeRule, Ruleset};
-use crate::square::Square;
+use crate::square::{Square, DIRECTIONS};
 use crate::trie::{Leg, LegTrie, Node, NONE};
 use std::cmp::Ordering;
 
@@ -88,7 +93,7 @@ impl Out<'_> {
     #[inline]
     fn add(&mut self, parent: u32, leg: Leg) -> u32 {
         let child = self.nodes.len() as u32;
-        self.nodes.push(Node { leg, parent, first_child: NONE, next_sibling: NONE, complete: NONE });
+        self.nodes.push(Node { leg, deferred: false, parent, first_child: NONE, next_sibling: NONE, complete: NONE });
         self.last_child.push(NONE);
         match self.last_child[parent as usize] {
             NONE => self.nodes[parent as usize].first_child = child,
@@ -107,6 +112,7 @@ impl Out<'_> {
         let next = self.nodes.len() as u32 + 1;
         self.nodes.push(Node {
             leg,
+            deferred: false,
             parent: LegTrie::ROOT,
             first_child: NONE,
             next_sibling: next,
@@ -137,6 +143,15 @@ impl Out<'_> {
             *first = child;
         }
         child
+    }
+
+    /// Appends a deferred first leg of the current piece: a move whose continuations are left
+    /// out.
+    #[inline]
+    fn push_deferred(&mut self, leg: Leg, first: &mut u32) {
+        let child = self.add_under(LegTrie::ROOT, leg, first);
+        self.nodes[child as usize].deferred = true;
+        self.complete(child);
     }
 
     /// Marks `node` as the end of the next move.
@@ -198,12 +213,91 @@ impl Out<'_> {
     }
 }
 
+/// Every cell next to a piece of `mine`: no canter lands elsewhere (a leg lands just beyond
+/// the friend it leaps). A superset where a shift wraps past the grid's edge, which only
+/// costs a deferral.
+fn canter_landings(mine: Bitboard) -> Bitboard {
+    let mut near = Bitboard::EMPTY;
+    crate::for_each_direction!(D => {
+        near |= mine.shift(D);
+    });
+    near
+}
+
+/// Per direction of [`DIRECTIONS`], the pieces of `mine` that can leap that way over a friend
+/// onto `landing`. Exact on the board: the grid's spare files (a board is at most 14 wide)
+/// take a shift's overflow past an edge, and neither set holds them.
+fn first_canter_origins(mine: Bitboard, landing: Bitboard) -> [Bitboard; 8] {
+    // A loop, not `DIRECTIONS.map`: the array adaptor cost three times the shifts here.
+    let mut origins = [Bitboard::EMPTY; 8];
+    for (slot, &offset) in origins.iter_mut().zip(&DIRECTIONS) {
+        *slot = mine & mine.shift(-offset) & landing.shift(-2 * offset);
+    }
+    origins
+}
+
+/// The cells whose file and rank have the parities of `origin`'s: canter legs (two cells
+/// each way) never leave them.
+fn same_parity(origin: Square) -> Bitboard {
+    let files = if origin.file() & 1 == 0 { 0x5555_5555_5555_5555u64 } else { 0xAAAA_AAAA_AAAA_AAAA };
+    // A word holds four ranks of 16 cells and starts at an even rank.
+    let ranks = if origin.rank() & 1 == 0 { 0x0000_FFFF_0000_FFFFu64 } else { 0xFFFF_0000_FFFF_0000 };
+    Bitboard([files & ranks; 4])
+}
+
 impl Ruleset {
     /// The trie of legs of every legal move in `pos` (RULES.md section 8), as
     /// [`LegTrie::from_paths`] builds it from [`Ruleset::legal_moves_and_paths`] (same nodes,
     /// same order, same move numbers), built without listing moves and paths first.
     pub fn leg_trie(&self, pos: &Position, scratch: &mut TrieScratch) -> LegTrie {
-        match self.build_leg_trie(pos, scratch) {
+        self.leg_trie_with(pos, scratch, false)
+    }
+
+    /// The trie of [`Ruleset::leg_trie`] less what lies below the first canter legs of a piece
+    /// that cannot capture and has no landing a charge could start from (every such man, and a
+    /// knight out of contact): each such leg is a deferred leaf ([`LegTrie::is_deferred`]), a
+    /// complete move, and [`Ruleset::deferred_canter_trie`] builds the rest of that piece's
+    /// canters when a search goes there. A search builds a trie at nearly every new leaf and
+    /// descends below few of its first legs, and canter trees were a third of its work
+    /// (docs/BENCHMARKS.md).
+    ///
+    /// The same first legs as the full trie, each piece's in the same place among the root's
+    /// children, except that a deferred piece's first canter legs come in direction order (N,
+    /// NE, ..., NW): the full trie orders them by the destinations below them, which needs
+    /// the tree this skips. Move numbers (`complete`) count moves but name none here.
+    pub fn leg_trie_deferring_canters(&self, pos: &Position, scratch: &mut TrieScratch) -> LegTrie {
+        self.leg_trie_with(pos, scratch, true)
+    }
+
+    /// The quiet canters of the piece on `origin` as a trie of their own (its root is the
+    /// piece before its first leg): the continuation of its deferred legs in
+    /// [`Ruleset::leg_trie_deferring_canters`]'s trie of `pos`. Its nodes and order are those
+    /// of the piece's canters in the full trie; move numbers count this trie's moves only.
+    pub fn deferred_canter_trie(&self, pos: &Position, origin: Square, scratch: &mut TrieScratch) -> LegTrie {
+        let cx = Context::new(self, pos);
+        debug_assert!(cx.mine.contains(origin), "a piece of the side to move");
+        scratch.nodes.clear();
+        scratch.last_child.clear();
+        scratch.nodes.push(Node::ROOT);
+        scratch.last_child.push(NONE);
+        let mut out = Out { nodes: &mut scratch.nodes, last_child: &mut scratch.last_child, moves: 0 };
+        // Without hot landings, a knight's canters are a man's: the same limits, and every
+        // square of the tree ends a move (a piece lands only outside its own castle, so also
+        // when it must leave its castle): `dests` of the full build.
+        let (friends, landing, expand) = cx.quiet_limits(origin, Bitboard::EMPTY);
+        cx.fill_canter_tree(&mut scratch.tree, origin, friends, landing, expand);
+        debug_assert!(
+            !cx.knights.contains(origin) || (scratch.tree.reached & cx.hot_for(origin)).is_empty(),
+            "a deferred knight's canters reach no hot landing"
+        );
+        let mut first = NONE;
+        out.insert_tree(&scratch.tree, scratch.tree.reached, &mut scratch.insert, &mut first);
+        let moves = out.moves;
+        LegTrie { nodes: scratch.nodes.clone(), moves }
+    }
+
+    fn leg_trie_with(&self, pos: &Position, scratch: &mut TrieScratch, defer: bool) -> LegTrie {
+        match self.build_leg_trie(pos, scratch, defer) {
             Some(moves) => LegTrie { nodes: scratch.nodes.clone(), moves },
             None => {
                 // Two pieces can make the same capture back to their origins: the reference's
@@ -218,7 +312,10 @@ impl Ruleset {
 
     /// Builds the trie into `s.nodes`; the number of moves, or `None` where two pieces share a
     /// capture that returns to its origin.
-    fn build_leg_trie(&self, pos: &Position, s: &mut TrieScratch) -> Option<u32> {
+    ///
+    /// With `defer`, the quiet canters of a piece without captures or hot landings become
+    /// deferred first legs (see [`Ruleset::leg_trie_deferring_canters`]).
+    fn build_leg_trie(&self, pos: &Position, s: &mut TrieScratch, defer: bool) -> Option<u32> {
         let cx = Context::new(self, pos);
         let ob = cx.obligations();
         let flags = self.flags();
@@ -232,13 +329,27 @@ impl Ruleset {
         s.returning.clear();
         let mut out = Out { nodes: &mut s.nodes, last_child: &mut s.last_child, moves: 0 };
         let empty = cx.empty;
+        // Where a canter could land, for knights that might be deferred (computed once).
+        let mut near_mine: Option<Bitboard> = None;
+        // Per direction, the pieces with a first canter leg that way (computed once).
+        let mut first_canters: Option<[Bitboard; 8]> = None;
         for origin in movable {
             let can_jump = ob.jumpers.contains(origin);
             let may_canter = cx.may_canter(origin);
             let knight = cx.knights.contains(origin);
             let hot = if knight && may_canter { cx.hot_for(origin) } else { Bitboard::EMPTY };
+            // A piece that cannot capture and whose canters cannot reach a hot landing (every
+            // man; a knight out of contact) has quiet canters only, each first leg a move, and
+            // the same canters as a man: they may be deferred.
+            let defer_canters = defer
+                && quiet
+                && may_canter
+                && !can_jump
+                && (hot.is_empty()
+                    || (hot & *near_mine.get_or_insert_with(|| canter_landings(cx.mine)) & same_parity(origin))
+                        .is_empty());
             let mut starts = Bitboard::EMPTY;
-            if knight && may_canter {
+            if knight && may_canter && !defer_canters {
                 let (friends, landing, expand) = cx.charge_limits(origin, hot);
                 cx.fill_canter_tree(&mut s.tree, origin, friends, landing, expand);
                 starts = s.tree.reached & hot;
@@ -305,7 +416,18 @@ impl Ruleset {
                     out.insert(path, c.first_jump as usize, &mut first);
                 }
             }
-            if quiet && may_canter {
+            if defer_canters {
+                // The first legs of the piece's canter tree: a leap over a friend onto a square
+                // where it may land (empty, outside its own castle), each a move itself.
+                let leapers =
+                    first_canters.get_or_insert_with(|| first_canter_origins(cx.mine, empty & !cx.own_castle));
+                for (d, &offset) in DIRECTIONS.iter().enumerate() {
+                    if leapers[d].contains(origin) {
+                        let to = Square::from_index((origin.index() as i32 + 2 * offset) as usize);
+                        out.push_deferred(Leg { from: origin, to, jump: false }, &mut first);
+                    }
+                }
+            } else if quiet && may_canter {
                 let shared_tree =
                     knight && same_landing && (flags.charge_rule != ChargeRule::Later || starts.is_empty());
                 let tree: &CanterTree = if shared_tree {

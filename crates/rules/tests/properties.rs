@@ -23,6 +23,69 @@ const EXTRA_RULESETS: &[(&str, &[&str])] =
 /// Plies after which the games of the per-position properties are cut (playouts are not cut).
 const GAME_CAP: usize = 240;
 
+/// One trie node as a player deciding leg by leg sees it: the legs to it (from, to, jump),
+/// whether a move ends there and whether legs continue.
+type Decision = (Vec<(u8, u8, bool)>, bool, bool);
+
+/// Every node at and below `node` (reached by `legs`) as its legs, whether a move ends there
+/// and whether legs continue: what a player deciding leg by leg can tell of a trie.
+fn decisions(trie: &LegTrie, node: u32, legs: &mut Vec<camelot_rules::Leg>, out: &mut Vec<Decision>) {
+    if node != LegTrie::ROOT {
+        let key = legs.iter().map(|l| (l.from.index() as u8, l.to.index() as u8, l.jump)).collect();
+        out.push((key, trie.complete(node).is_some(), trie.has_children(node)));
+    }
+    for (leg, child) in trie.children(node) {
+        legs.push(leg);
+        decisions(trie, child, legs, out);
+        legs.pop();
+    }
+}
+
+/// The trie with quiet canters deferred, each deferred leg continued by the piece's own
+/// canter trie, holds the same decisions as `reference`: the same legs from every node,
+/// ending a move and continuing at the same nodes; and every piece's first legs in the same
+/// place among the root's children.
+fn check_deferring_trie(
+    rules: &Ruleset,
+    pos: &Position,
+    reference: &LegTrie,
+    scratch: &mut TrieScratch,
+) -> Result<(), TestCaseError> {
+    let deferring = rules.leg_trie_deferring_canters(pos, scratch);
+    let at = || format!("{} at {}", label(rules), rules.to_cpn(pos));
+    prop_assert_eq!(deferring.moves() > 0, reference.moves() > 0, "{}", at());
+    let mut expected = Vec::new();
+    decisions(reference, LegTrie::ROOT, &mut Vec::new(), &mut expected);
+    let mut found = Vec::new();
+    let mut root_origins = Vec::new();
+    for (leg, child) in deferring.children(LegTrie::ROOT) {
+        if root_origins.last() != Some(&leg.from) {
+            root_origins.push(leg.from);
+        }
+        if deferring.is_deferred(child) {
+            prop_assert!(deferring.complete(child).is_some() && !deferring.has_children(child), "{}", at());
+            let canters = rules.deferred_canter_trie(pos, leg.from, scratch);
+            prop_assert!(canters.children(LegTrie::ROOT).all(|(l, _)| l.from == leg.from && !l.jump), "{}", at());
+            let c = canters.child(LegTrie::ROOT, leg.from, leg.to);
+            prop_assert!(c.is_some(), "{}: no canters below deferred {:?}", at(), leg);
+            decisions(&canters, c.unwrap_or(LegTrie::ROOT), &mut vec![leg], &mut found);
+        } else {
+            decisions(&deferring, child, &mut vec![leg], &mut found);
+        }
+    }
+    expected.sort();
+    found.sort();
+    prop_assert_eq!(found, expected, "{}", at());
+    let mut reference_origins = Vec::new();
+    for (leg, _) in reference.children(LegTrie::ROOT) {
+        if reference_origins.last() != Some(&leg.from) {
+            reference_origins.push(leg.from);
+        }
+    }
+    prop_assert_eq!(root_origins, reference_origins, "{}", at());
+    Ok(())
+}
+
 fn rulesets() -> &'static [Arc<Ruleset>] {
     static RULESETS: OnceLock<Vec<Arc<Ruleset>>> = OnceLock::new();
     RULESETS.get_or_init(|| {
@@ -533,8 +596,9 @@ proptest! {
         }
     }
 
-    /// The trie built straight from move generation (the search's) is the reference trie built
-    /// from the listed moves and their canonical paths: same nodes, order and move numbers.
+    /// The trie built straight from move generation is the reference trie built from the
+    /// listed moves and their canonical paths: same nodes, order and move numbers. The
+    /// search's trie with deferred canters, continued, holds the same decisions.
     #[test]
     fn direct_leg_trie_is_the_reference_trie(seed in any::<u64>()) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -547,6 +611,7 @@ proptest! {
                 let reference = LegTrie::from_paths(&paths);
                 prop_assert_eq!(reference.moves(), moves.len());
                 prop_assert!(rules.leg_trie(pos, &mut scratch) == reference, "at {}", rules.to_cpn(pos));
+                check_deferring_trie(rules, pos, &reference, &mut scratch)?;
             }
         }
     }
