@@ -5,7 +5,7 @@ use camelot_rules::{
     Bitboard, Color, Game, LegTrie, Move, MoveKind, Outcome, Path, Position, Ruleset, Square, TrieScratch,
 };
 use camelot_search::{Game as SearchGame, Outcome as SearchOutcome, Player};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One hash of the game's history: the positions that can still repeat.
 #[derive(Debug)]
@@ -22,8 +22,15 @@ thread_local! {
 #[derive(Debug)]
 struct Turn {
     position: Position,
-    /// The turn's legal moves as a trie of legs (its `complete` indices number the moves).
+    /// The turn's legal moves as a trie of legs, quiet canters deferred below their first leg
+    /// where a piece has nothing else (see [`Ruleset::leg_trie_deferring_canters`]): what the
+    /// search walks.
     trie: LegTrie,
+    /// The canters of each piece whose deferred legs a state has entered, built then.
+    canters: Mutex<Vec<(Square, Arc<LegTrie>)>>,
+    /// The full trie, whose `complete` indices number the moves: built on first use, by the
+    /// methods that name moves by index (not by the search).
+    full: OnceLock<LegTrie>,
     outcome: Option<Outcome>,
     history: Arc<History>,
 }
@@ -34,31 +41,61 @@ impl Turn {
         let previous = if position.no_progress_plies() == 0 { None } else { previous };
         let history = Arc::new(History { hash: position.hash(), previous });
         let mut outcome = rules.static_outcome(&position);
-        let mut trie = LegTrie::empty();
-        if outcome.is_none() {
+        let trie = if outcome.is_none() {
             // The trie is built straight from move generation with the thread's scratch
             // buffers: a search builds a turn at nearly every expansion. The moves themselves
             // are not kept: a completed path names its move (see `move_at`).
-            trie = SCRATCH.with_borrow_mut(|scratch| rules.leg_trie(&position, scratch));
+            let trie = SCRATCH.with_borrow_mut(|scratch| rules.leg_trie_deferring_canters(&position, scratch));
             outcome = rules.outcome(&position, trie.moves() > 0, occurrences(&history, &position));
             if outcome.is_some() {
-                trie = LegTrie::empty();
+                LegTrie::empty()
+            } else {
+                trie
             }
-        }
-        Turn { position, trie, outcome, history }
+        } else {
+            LegTrie::empty()
+        };
+        Turn { position, trie, canters: Mutex::new(Vec::new()), full: OnceLock::new(), outcome, history }
     }
 
-    /// The move that ends at trie node `node`: its origin, landing and the pieces its jump
-    /// legs take (the trie's legs name it completely).
-    fn move_at(&self, rules: &Ruleset, node: u32) -> Move {
+    /// The full trie of the turn's moves (none once the game is over).
+    fn full(&self, rules: &Ruleset) -> &LegTrie {
+        self.full.get_or_init(|| {
+            if self.outcome.is_some() {
+                LegTrie::empty()
+            } else {
+                SCRATCH.with_borrow_mut(|scratch| rules.leg_trie(&self.position, scratch))
+            }
+        })
+    }
+
+    /// The canters of the piece on `origin` below its deferred first legs, built by the first
+    /// state that enters one and shared by the turn's other states.
+    fn canters(&self, rules: &Ruleset, origin: Square) -> Arc<LegTrie> {
+        // A poisoned lock only means another thread panicked while building: the list itself
+        // is never left half-written.
+        let mut built = self.canters.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, trie)) = built.iter().find(|(o, _)| *o == origin) {
+            return trie.clone();
+        }
+        let trie =
+            Arc::new(SCRATCH.with_borrow_mut(|scratch| rules.deferred_canter_trie(&self.position, origin, scratch)));
+        built.push((origin, trie.clone()));
+        trie
+    }
+
+    /// The move that ends at node `node` of `trie` (the turn's trie, its full trie or a
+    /// piece's canters): its origin, landing and the pieces its jump legs take (the legs name it
+    /// completely).
+    fn move_at(&self, rules: &Ruleset, trie: &LegTrie, node: u32) -> Move {
         // Walked from the last leg up to the root: every new turn of a search starts here, so
         // the legs are not collected into a vector first.
-        let (_, last) = self.trie.parent(node).expect("a move has at least one leg");
+        let (_, last) = trie.parent(node).expect("a move has at least one leg");
         let (to, mut from) = (last.to, last.from);
         let mut captures = Bitboard::EMPTY;
         let mut cantered = false;
         let mut at = node;
-        while let Some((parent, leg)) = self.trie.parent(at) {
+        while let Some((parent, leg)) = trie.parent(at) {
             if leg.jump {
                 captures.insert(Square::from_index((leg.from.index() + leg.to.index()) / 2));
             } else if leg.from.file().abs_diff(leg.to.file()) == 2 || leg.from.rank().abs_diff(leg.to.rank()) == 2 {
@@ -78,22 +115,22 @@ impl Turn {
         Move { captures, from, to, kind }
     }
 
-    /// Trie nodes where moves end, by move index.
-    fn move_nodes(&self) -> Vec<u32> {
-        let mut nodes = vec![0; self.trie.moves()];
-        for n in 0..self.trie.len() as u32 {
-            if let Some(i) = self.trie.complete(n) {
+    /// Full-trie nodes where moves end, by move index.
+    fn move_nodes(&self, rules: &Ruleset) -> Vec<u32> {
+        let full = self.full(rules);
+        let mut nodes = vec![0; full.moves()];
+        for n in 0..full.len() as u32 {
+            if let Some(i) = full.complete(n) {
                 nodes[i as usize] = n;
             }
         }
         nodes
     }
 
-    /// The trie node where move `index` ends.
-    fn node_of(&self, index: usize) -> u32 {
-        (0..self.trie.len() as u32)
-            .find(|&n| self.trie.complete(n) == Some(index as u32))
-            .expect("every move ends at a node")
+    /// The full-trie node where move `index` ends.
+    fn node_of(&self, rules: &Ruleset, index: usize) -> u32 {
+        let full = self.full(rules);
+        (0..full.len() as u32).find(|&n| full.complete(n) == Some(index as u32)).expect("every move ends at a node")
     }
 }
 
@@ -127,13 +164,16 @@ pub struct MidMove {
 }
 
 /// A Camelot game state at one decision: the position at the start of the turn, and how far
-/// into the turn's trie of legs the mover has gone. Cheap to clone (two reference counts and
+/// into the turn's trie of legs the mover has gone. Cheap to clone (a few reference counts and
 /// an index), as the search clones one per expanded node.
 #[derive(Clone, Debug)]
 pub struct CamelotState {
     rules: Arc<Ruleset>,
     codec: ActionCodec,
     turn: Arc<Turn>,
+    /// The piece's canters this state is inside, past a deferred first leg of the turn's trie
+    /// (`node` is then a node of this trie).
+    canters: Option<Arc<LegTrie>>,
     node: u32,
 }
 
@@ -148,7 +188,7 @@ impl CamelotState {
     pub fn from_position(rules: Arc<Ruleset>, position: Position) -> CamelotState {
         let codec = ActionCodec::new(rules.board());
         let turn = Arc::new(Turn::new(&rules, position, None));
-        CamelotState { rules, codec, turn, node: 0 }
+        CamelotState { rules, codec, turn, canters: None, node: 0 }
     }
 
     /// A state at the current position of `game`, with its history for repetitions.
@@ -162,7 +202,7 @@ impl CamelotState {
         }
         let codec = ActionCodec::new(rules.board());
         let turn = Arc::new(Turn::new(&rules, *game.position(), history));
-        CamelotState { rules, codec, turn, node: 0 }
+        CamelotState { rules, codec, turn, canters: None, node: 0 }
     }
 
     /// The ruleset.
@@ -188,12 +228,13 @@ impl CamelotState {
     /// The turn's legal moves, by move index (the indices that
     /// [`CamelotState::actions_for_move`] and [`CamelotState::path_of`] take).
     pub fn legal_moves(&self) -> Vec<Move> {
-        self.turn.move_nodes().into_iter().map(|n| self.turn.move_at(&self.rules, n)).collect()
+        let full = self.turn.full(&self.rules);
+        self.turn.move_nodes(&self.rules).into_iter().map(|n| self.turn.move_at(&self.rules, full, n)).collect()
     }
 
     /// The canonical path of move `index` of [`CamelotState::legal_moves`].
     pub fn path_of(&self, index: usize) -> Path {
-        let legs = self.turn.trie.legs_to(self.turn.node_of(index));
+        let legs = self.turn.full(&self.rules).legs_to(self.turn.node_of(&self.rules, index));
         let mut squares = vec![legs[0].from];
         squares.extend(legs.iter().map(|l| l.to));
         let first_jump = legs.iter().position(|l| l.jump).unwrap_or(legs.len());
@@ -215,7 +256,7 @@ impl CamelotState {
         if self.node == 0 {
             return None;
         }
-        let legs = self.turn.trie.legs_to(self.node);
+        let legs = self.trie().legs_to(self.node);
         let mut position = self.turn.position;
         let origin = legs[0].from;
         let piece = position.piece_at(origin).expect("the moving piece stands on the origin");
@@ -252,10 +293,11 @@ impl CamelotState {
     /// the turn (a `stop` after the last leg where the path could continue).
     pub fn actions_for_move(&self, index: usize) -> Vec<u32> {
         let mover = self.turn.position.turn();
-        let node = self.turn.node_of(index);
+        let full = self.turn.full(&self.rules);
+        let node = self.turn.node_of(&self.rules, index);
         let mut actions: Vec<u32> =
-            self.turn.trie.legs_to(node).into_iter().map(|leg| self.codec.encode_leg(leg, mover)).collect();
-        if self.turn.trie.has_children(node) {
+            full.legs_to(node).into_iter().map(|leg| self.codec.encode_leg(leg, mover)).collect();
+        if full.has_children(node) {
             actions.push(self.codec.stop());
         }
         actions
@@ -265,16 +307,27 @@ impl CamelotState {
     pub fn play_move(&mut self, mv: &Move) {
         debug_assert_eq!(self.node, 0, "whole moves are played from the start of a turn");
         let same = |m: &Move| m.from == mv.from && m.to == mv.to && m.captures == mv.captures;
-        let index = self.legal_moves().iter().position(same).expect("a legal move");
-        self.complete_at(self.turn.node_of(index));
+        let legal = self.legal_moves().into_iter().find(same).expect("a legal move");
+        self.play(&legal);
     }
 
-    /// Plays the move that ends at trie node `node` and starts the next turn.
+    /// The trie `node` belongs to: a piece's canters past a deferred leg, or the turn's trie.
+    fn trie(&self) -> &LegTrie {
+        self.canters.as_deref().unwrap_or(&self.turn.trie)
+    }
+
+    /// Plays the move that ends at node `node` of this state's trie and starts the next turn.
     fn complete_at(&mut self, node: u32) {
-        let mv = self.turn.move_at(&self.rules, node);
+        let mv = self.turn.move_at(&self.rules, self.trie(), node);
+        self.play(&mv);
+    }
+
+    /// Plays `mv` (legal in this turn) and starts the next turn.
+    fn play(&mut self, mv: &Move) {
         let mut next = self.turn.position;
-        self.rules.play(&mut next, &mv);
+        self.rules.play(&mut next, mv);
         self.turn = Arc::new(Turn::new(&self.rules, next, Some(self.turn.history.clone())));
+        self.canters = None;
         self.node = 0;
     }
 
@@ -293,7 +346,7 @@ impl SearchGame for CamelotState {
 
     fn legal_actions(&self, out: &mut Vec<u32>) {
         let mover = self.turn.position.turn();
-        let trie = &self.turn.trie;
+        let trie = self.trie();
         out.reserve(128);
         for (leg, _) in trie.children(self.node) {
             out.push(self.codec.encode_leg(leg, mover));
@@ -305,7 +358,7 @@ impl SearchGame for CamelotState {
 
     fn apply(&mut self, action: u32) {
         let mover = self.turn.position.turn();
-        let trie = &self.turn.trie;
+        let trie = self.trie();
         match self.codec.decode(action, mover) {
             Some(Decision::Stop) => {
                 debug_assert!(trie.can_stop(self.node), "stop is legal only where a move ends");
@@ -314,7 +367,19 @@ impl SearchGame for CamelotState {
             Some(Decision::Leg { from, direction, distance }) => {
                 let to = ActionCodec::target(from, direction, distance).expect("a legal leg stays on the board");
                 let child = trie.child(self.node, from, to).expect("apply is given a legal action");
-                if trie.has_children(child) {
+                if trie.is_deferred(child) {
+                    // A deferred first canter leg: on into the piece's canters, built on first entry.
+                    let canters = self.turn.canters(&self.rules, from);
+                    let child =
+                        canters.child(LegTrie::ROOT, from, to).expect("a deferred leg starts the piece's canters");
+                    if canters.has_children(child) {
+                        self.canters = Some(canters);
+                        self.node = child;
+                    } else {
+                        let mv = self.turn.move_at(&self.rules, &canters, child);
+                        self.play(&mv);
+                    }
+                } else if trie.has_children(child) {
                     self.node = child;
                 } else {
                     debug_assert!(trie.complete(child).is_some(), "a leaf of the trie completes a move");
@@ -350,12 +415,13 @@ impl SearchGame for CamelotState {
         if !(castle_win || capture_win) {
             return None;
         }
-        let trie = &self.turn.trie;
+        let trie = self.trie();
         let winner = Some(SearchOutcome::Win(self.to_move()));
         for (leg, child) in trie.children(self.node) {
-            // Only a leg that completes the move can end the game; entering the castle does.
+            // Only a leg that completes the move can end the game; entering the castle does (a
+            // deferred leg may have continuations: playing it tells).
             let candidate = (castle_win && castle.contains(leg.to)) || (capture_win && leg.jump);
-            if candidate && !trie.has_children(child) {
+            if candidate && (trie.is_deferred(child) || !trie.has_children(child)) {
                 let action = self.codec.encode_leg(leg, mover);
                 let mut next = self.clone();
                 next.apply(action);
@@ -368,6 +434,13 @@ impl SearchGame for CamelotState {
     }
 
     fn hash(&self) -> u64 {
-        self.turn.position.hash() ^ (self.node as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        // Inside a piece's canters, node numbers are that trie's: the piece's square tells them
+        // from the turn trie's.
+        let piece = self
+            .canters
+            .as_ref()
+            .and_then(|c| c.children(LegTrie::ROOT).next())
+            .map_or(0, |(leg, _)| leg.from.index() as u64 + 1);
+        self.turn.position.hash() ^ (self.node as u64 | piece << 32).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 }
