@@ -395,6 +395,17 @@ impl Searcher {
     fn prepare_root<G: Game>(&mut self, t: &mut Tree<G>) {
         let cfg = &self.config;
         let range = t.stats[0].children();
+        // Every root child gets its node now, so that the statistics PUCT reads at every
+        // simulation of the search lie side by side (a child's node otherwise comes when a
+        // descent first chooses it, among the nodes of other parts of the tree).
+        let player = t.nodes[0].player;
+        for edge in range.clone() {
+            if t.edges[edge].node == NONE {
+                t.edges[edge].node = t.nodes.len() as u32;
+                t.nodes.push(Node::child(0, edge as u32, player));
+                t.stats.push(Stats::new());
+            }
+        }
         let rs = &mut t.search;
         if rs.noised {
             for (edge, &p) in t.edges[range.clone()].iter_mut().zip(&rs.clean_priors) {
@@ -633,13 +644,19 @@ fn puct_select(parent_stats: &Stats, children: Children, cfg: &SearchConfig) -> 
 fn puct_select_one_pass(children: Children, sqrt_n: f32, parent_q: f32, cfg: &SearchConfig) -> Option<usize> {
     let mut visited_policy = 0.0f32;
     let mut best = Best::NONE;
-    let mut unvisited_prior: Option<f32> = None;
+    // The largest unvisited prior, the first child with it, and the largest unvisited prior
+    // of the children before that one (only they could tie its score first).
+    let (mut top_prior, mut top_index, mut before) = (f32::NEG_INFINITY, usize::MAX, f32::NEG_INFINITY);
     for (i, c) in children.iter().enumerate() {
         let n = c.visits + c.in_flight;
         if n == 0 {
             match c.proof {
                 Proof::Unknown => {
-                    unvisited_prior = Some(unvisited_prior.map_or(c.prior, |p| p.max(c.prior)));
+                    if c.prior > top_prior {
+                        before = top_prior;
+                        top_prior = c.prior;
+                        top_index = i;
+                    }
                     continue;
                 }
                 Proof::Win if cfg.solver => return Some(i),
@@ -655,19 +672,24 @@ fn puct_select_one_pass(children: Children, sqrt_n: f32, parent_q: f32, cfg: &Se
             return Some(i);
         }
     }
-    if let Some(prior) = unvisited_prior {
+    if top_index != usize::MAX {
         let fpu = parent_q - cfg.fpu_reduction * visited_policy.sqrt();
         let unvisited_score = |prior: f32| fpu + cfg.c_puct * prior * sqrt_n;
         // Rounding keeps the score monotone in the prior: the best unvisited score is the one
         // of the largest prior, and the child that first reaches it is the one the two-pass
-        // scan keeps.
-        let top = unvisited_score(prior);
-        let first = (0..children.len())
-            .find(|&i| {
-                let c = children.get(i);
-                c.visits + c.in_flight == 0 && c.proof == Proof::Unknown && unvisited_score(c.prior) == top
-            })
-            .expect("the largest unvisited prior belongs to a child");
+        // scan keeps. An earlier child reaches it only if the largest prior before the first
+        // largest one rounds to the same score (rare): then they are looked through.
+        let top = unvisited_score(top_prior);
+        let first = if before != f32::NEG_INFINITY && unvisited_score(before) == top {
+            (0..top_index)
+                .find(|&i| {
+                    let c = children.get(i);
+                    c.visits + c.in_flight == 0 && c.proof == Proof::Unknown && unvisited_score(c.prior) == top
+                })
+                .unwrap_or(top_index)
+        } else {
+            top_index
+        };
         if best.index == usize::MAX || top > best.score || (top == best.score && first < best.index) {
             best.index = first;
         }
@@ -992,9 +1014,15 @@ mod tests {
             let cfg = SearchConfig { solver, virtual_loss: 1.0, ..SearchConfig::default() };
             for _ in 0..20_000 {
                 let len = rng.random_range(1..12);
-                // Few distinct priors and values, in any order, so that ties are common.
-                let mut edges: Vec<Edge> =
-                    (0..len).map(|i| Edge::new(i as u32, rng.random_range(0..4) as f32 / 8.0)).collect();
+                // Few distinct priors and values, in any order, so that ties are common; some
+                // priors a float or two above another, so that scores round to ties.
+                let mut edges: Vec<Edge> = (0..len)
+                    .map(|i| {
+                        let prior = rng.random_range(0..4) as f32 / 8.0;
+                        let nudge = if rng.random_bool(0.3) { rng.random_range(1..3) } else { 0 };
+                        Edge::new(i as u32, f32::from_bits(prior.to_bits() + nudge))
+                    })
+                    .collect();
                 let mut stats = Vec::new();
                 for edge in &mut edges {
                     if rng.random_bool(0.4) {
