@@ -88,7 +88,16 @@ struct Out<'a> {
     moves: u32,
 }
 
-impl Out<'_> {
+impl<'a> Out<'a> {
+    /// A trie of the root alone, built into `nodes` (cleared) with `last_child` as scratch.
+    fn start(nodes: &'a mut Vec<Node>, last_child: &'a mut Vec<u32>) -> Out<'a> {
+        nodes.clear();
+        last_child.clear();
+        nodes.push(Node::ROOT);
+        last_child.push(NONE);
+        Out { nodes, last_child, moves: 0 }
+    }
+
     /// Appends a child of `parent` (after its other children) reached by `leg`.
     #[inline]
     fn add(&mut self, parent: u32, leg: Leg) -> u32 {
@@ -276,11 +285,7 @@ impl Ruleset {
     pub fn deferred_canter_trie(&self, pos: &Position, origin: Square, scratch: &mut TrieScratch) -> LegTrie {
         let cx = Context::new(self, pos);
         debug_assert!(cx.mine.contains(origin), "a piece of the side to move");
-        scratch.nodes.clear();
-        scratch.last_child.clear();
-        scratch.nodes.push(Node::ROOT);
-        scratch.last_child.push(NONE);
-        let mut out = Out { nodes: &mut scratch.nodes, last_child: &mut scratch.last_child, moves: 0 };
+        let mut out = Out::start(&mut scratch.nodes, &mut scratch.last_child);
         // Without hot landings, a knight's canters are a man's: the same limits, and every
         // square of the tree ends a move (a piece lands only outside its own castle, so also
         // when it must leave its castle): `dests` of the full build.
@@ -322,12 +327,8 @@ impl Ruleset {
         let same_landing = !flags.charge_may_enter_own_castle_if_capturing;
         let movable = ob.movers & !cx.opp_castle;
         let quiet = !ob.must_capture;
-        s.nodes.clear();
-        s.last_child.clear();
-        s.nodes.push(Node::ROOT);
-        s.last_child.push(NONE);
         s.returning.clear();
-        let mut out = Out { nodes: &mut s.nodes, last_child: &mut s.last_child, moves: 0 };
+        let mut out = Out::start(&mut s.nodes, &mut s.last_child);
         let empty = cx.empty;
         // Where a canter could land, for knights that might be deferred (computed once).
         let mut near_mine: Option<Bitboard> = None;

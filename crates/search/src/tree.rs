@@ -92,7 +92,8 @@ pub(crate) struct Edge {
     pub action: u32,
     /// The evaluator's prior, normalised (root noise mixed in while `RootSearch::noised`).
     pub prior: f32,
-    /// The child node, `NONE` until a descent chooses this edge.
+    /// The child node, `NONE` until a descent chooses this edge (a root child's is made when a
+    /// search prepares the root).
     pub node: u32,
 }
 
@@ -405,8 +406,8 @@ impl<G: Game> Tree<G> {
         self.move_number = move_number;
     }
 
-    /// Number of nodes in the tree: the root and every child a descent has chosen (edges
-    /// not chosen yet are not nodes).
+    /// Number of nodes in the tree: the root, its children once a search has prepared it, and
+    /// every other child a descent has chosen (other edges not chosen yet are not nodes).
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }
