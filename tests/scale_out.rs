@@ -17,9 +17,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use camelot_selfplay::layout::{inputs_key, model_key, parse_shard_key};
 use camelot_selfplay::record::decode_shard;
-use camelot_selfplay::roles::{inputs_key, model_key, parse_shard_key, TrainingInputs};
 use camelot_selfplay::store::RunStore;
+use camelot_selfplay::trainer::TrainingInputs;
 use camelot_selfplay::SelfplayError;
 
 fn text(bytes: &[u8]) -> String {

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{camelot, temp_dir};
+use common::{camelot, camelot_in, temp_dir};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -83,8 +83,11 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
         "models/000002.json",
         "train/000001.optim",
         "train/000002.optim",
-        "selfplay/000000/00000.shard",
-        "selfplay/000001/00001.shard",
+        "selfplay/000000/00000-000000.shard",
+        "selfplay/000001/00000-000001.shard",
+        "train/000001.inputs.json",
+        "metrics/generation-000002.csv",
+        "arena/evaluation-000002.csv",
         "metrics.csv",
         "generations.csv",
         "arena/results.csv",
@@ -119,16 +122,62 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
     let results = text(&read(&run.join("arena/results.csv")));
     assert_eq!(results.lines().count(), 1 + 2 * 2 * 4, "two generations x two opponents x four games\n{results}");
     assert!(results.starts_with("variant,white,black,result,plies,reason,seed,opening,moves\n"), "{results}");
-    assert!(results.contains("\"mcts:model=models/000002,sims=8,gumbel\""), "{results}");
+    assert!(results.contains("\"mcts:model=models/000002,sims=8,gumbel,m=8,batch=1\""), "{results}");
 
     // The run's rating history is one command away: every network and baseline rated.
     let ratings = camelot(&["ratings", run.join("arena").to_str().expect("utf-8")]);
     assert!(ratings.status.success(), "{}", text(&ratings.stderr));
     let table = text(&ratings.stdout);
-    for player in ["mcts:model=models/000000,sims=8,gumbel ", "mcts:model=models/000002,sims=8,gumbel ", "random "] {
+    for player in [
+        "mcts:model=models/000000,sims=8,gumbel,m=8,batch=1 ",
+        "mcts:model=models/000002,sims=8,gumbel,m=8,batch=1 ",
+        "random ",
+    ] {
         assert!(table.lines().any(|l| l.starts_with(player)), "{player} not rated:\n{table}");
     }
     assert!(table.lines().any(|l| l.starts_with("random ") && l.contains(" 0.0 +-")), "{table}");
+
+    // A generation's evaluation is `camelot arena` with the specs and seed its rows record,
+    // run inside the run directory: the same games, move for move.
+    let evaluation = camelot_arena::read_results(&run.join("arena/evaluation-000002.csv")).expect("reads");
+    assert_eq!(evaluation.len(), 2 * 4, "{evaluation:?}");
+    let hero = "mcts:model=models/000002,sims=8,gumbel,m=8,batch=1";
+    let previous = "mcts:model=models/000001,sims=8,gumbel,m=8,batch=1";
+    let seed = evaluation[0].seed.to_string();
+    assert!(evaluation.iter().all(|r| r.seed == evaluation[0].seed && (r.white == hero || r.black == hero)));
+    let arena_dir = dir.join("arena-again");
+    let arena = camelot_in(
+        &run,
+        &[
+            "arena",
+            "--variant",
+            "camette",
+            "--gauntlet",
+            hero,
+            "--players",
+            previous,
+            "random",
+            "--games-per-pair",
+            "4",
+            "--seed",
+            &seed,
+            "--opening-plies",
+            "2",
+            "--max-plies",
+            "60",
+            "--threads",
+            "2",
+            "--out",
+            arena_dir.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(arena.status.success(), "{}", text(&arena.stderr));
+    let mut replayed = camelot_arena::read_results(&arena_dir.join("results.csv")).expect("reads");
+    let mut recorded = evaluation.clone();
+    for rows in [&mut replayed, &mut recorded] {
+        rows.sort_by(|a, b| (&a.white, &a.black, a.opening).cmp(&(&b.white, &b.black, b.opening)));
+    }
+    assert_eq!(recorded, replayed, "the run's evaluation and `camelot arena` differ");
 
     // A run's promises are checked with its own evaluation search.
     let check = camelot(&["evaluate", "--run", run.to_str().expect("utf-8"), "--opponent", "random", "--games", "4"]);
@@ -267,4 +316,131 @@ fn the_sprt_gate_keeps_an_unproven_network_out_of_self_play() {
     // The gate's games are rated with the others.
     let results = text(&read(&run.join("arena/results.csv")));
     assert_eq!(results.lines().count(), 1 + 2 * (2 * 4 + 2 * 2), "evaluation and gate games\n{results}");
+}
+
+/// A role process on `run`, polling fast, its stderr in `DIR/NAME.log`.
+fn role(run: &Path, name: &str, args: &[&str]) -> std::process::Child {
+    let log = std::fs::File::create(run.with_extension(format!("{name}.log"))).expect("log file");
+    Command::new(env!("CARGO_BIN_EXE_camelot"))
+        .args(args)
+        .args(["--run", run.to_str().expect("utf-8"), "--poll-seconds", "0.2"])
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("the binary starts")
+}
+
+fn finish(mut child: std::process::Child, run: &Path, name: &str) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while child.try_wait().expect("wait").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "{name} did not finish:\n{}",
+            text(&read(&run.with_extension(format!("{name}.log"))))
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = child.wait().expect("reaped");
+    assert!(status.success(), "{name}: {status}\n{}", text(&read(&run.with_extension(format!("{name}.log")))));
+}
+
+#[test]
+fn a_train_run_is_finished_by_the_separate_roles() {
+    let dir = temp_dir("train", "to-roles");
+    let config = tiny_config(&dir, 2);
+    let run = dir.join("run");
+    let out = train(&config, &run, &["--generations-now", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(run.join("arena/evaluation-000001.csv").is_file() && !run.join("models/000002.json").exists());
+    let worker = role(&run, "worker", &["selfplay", "--worker-id", "3"]);
+    let trainer = role(&run, "trainer", &["trainer"]);
+    let evaluator = role(&run, "evaluator", &["evaluator"]);
+    finish(trainer, &run, "trainer");
+    finish(worker, &run, "worker");
+    finish(evaluator, &run, "evaluator");
+    // Model 2 trained on the worker's shards, evaluated by the evaluator.
+    let inputs: serde_json::Value =
+        serde_json::from_slice(&read(&run.join("train/000002.inputs.json"))).expect("inputs parse");
+    let shards = inputs["shards"].as_array().expect("shards");
+    assert!(!shards.is_empty() && shards.iter().all(|s| s["key"].as_str().is_some_and(|k| k.contains("/00003-"))));
+    assert!(run.join("arena/evaluation-000002.csv").is_file());
+    // `camelot train` sees a finished run and merges its files.
+    let out = train(&config, &run, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("generation 2 of 2"), "{}", text(&out.stdout));
+    let results = text(&read(&run.join("arena/results.csv")));
+    assert_eq!(results.lines().count(), 1 + 2 * 2 * 4, "{results}");
+}
+
+#[test]
+fn a_run_begun_by_the_roles_is_finished_by_train() {
+    let dir = temp_dir("train", "from-roles");
+    let config = tiny_config(&dir, 2);
+    let run = dir.join("run");
+    let trainer = role(&run, "trainer", &["trainer", "--config", config.to_str().expect("utf-8")]);
+    let worker = role(&run, "worker", &["selfplay", "--worker-id", "3"]);
+    let evaluator = role(&run, "evaluator", &["evaluator"]);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !run.join("arena/evaluation-000001.csv").exists() {
+        assert!(Instant::now() < deadline, "model 1 was not evaluated");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SIGTERM: each role stops at its next safe point.
+    for (child, name) in [(trainer, "trainer"), (worker, "worker"), (evaluator, "evaluator")] {
+        let pid = child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+        finish(child, &run, name);
+    }
+    let out = train(&config, &run, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("generation 2 of 2"), "{}", text(&out.stdout));
+    for name in ["models/000002.json", "arena/evaluation-000002.csv", "generations.csv", "plots/elo.png"] {
+        assert!(run.join(name).is_file(), "{name} missing");
+    }
+    let state: serde_json::Value = serde_json::from_slice(&read(&run.join("state.json"))).expect("state.json");
+    assert_eq!(state["generation"], 2);
+}
+
+#[test]
+fn set_overrides_a_key_and_is_frozen_into_the_run() {
+    let dir = temp_dir("train", "set");
+    let config = tiny_config(&dir, 2);
+    let run = dir.join("run");
+    let out = train(&config, &run, &["--set", "generations=1", "--set", "evaluation.opponents=[\"random\"]"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("generation 1 of 1"), "{}", text(&out.stdout));
+    let frozen = text(&read(&run.join("run.toml")));
+    assert!(frozen.contains("generations = 1") && frozen.contains("opponents = [\"random\"]"), "{frozen}");
+    // On resume the override goes through the change check like the file.
+    let again = train(&config, &run, &[]);
+    assert!(!again.status.success());
+    assert!(text(&again.stderr).contains("generations: 1 -> 2"), "{}", text(&again.stderr));
+    let bad = train(&config, &dir.join("other"), &["--set", "selfplay.games=0"]);
+    assert!(text(&bad.stderr).contains("selfplay.games: must be at least 1"), "{}", text(&bad.stderr));
+    let bad = train(&config, &dir.join("other"), &["--set", "selfplay"]);
+    assert!(text(&bad.stderr).contains("expected KEY=VALUE"), "{}", text(&bad.stderr));
+}
+
+#[test]
+fn old_layouts_and_foreign_directories_are_refused_untouched() {
+    let dir = temp_dir("train", "refuse");
+    let config = tiny_config(&dir, 2);
+    // A run of the layout before worker-numbered shards.
+    let old = dir.join("old");
+    std::fs::create_dir_all(old.join("selfplay/000000")).expect("dirs");
+    std::fs::copy(&config, old.join("run.toml")).expect("run.toml");
+    std::fs::write(old.join("selfplay/000000/00000.shard"), b"old").expect("shard");
+    let out = train(&config, &old, &[]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("00000.shard") && err.contains("layout"), "{err}");
+    // A directory with run files but no run.toml: nothing in it is replaced.
+    let foreign = dir.join("foreign");
+    std::fs::create_dir_all(&foreign).expect("dir");
+    std::fs::write(foreign.join("metrics.csv"), b"mine").expect("metrics");
+    let out = train(&config, &foreign, &[]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("metrics.csv"), "{}", text(&out.stderr));
+    assert_eq!(read(&foreign.join("metrics.csv")), b"mine");
+    assert!(!foreign.join("run.toml").exists());
 }

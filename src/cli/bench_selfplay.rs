@@ -6,7 +6,8 @@
 use anyhow::{bail, Result};
 use camelot_game::CamelotState;
 use camelot_net::{grid_of, parse_device, Network};
-use camelot_selfplay::play::{derive_seed, play_selfplay_group, with_network_threads};
+use camelot_search::derive_seed;
+use camelot_selfplay::play::{play_selfplay_group, with_network_threads};
 use camelot_selfplay::RunConfig;
 use clap::Args;
 use std::path::PathBuf;

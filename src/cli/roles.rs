@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use camelot_net::parse_device;
-use camelot_selfplay::roles::{self, RoleOptions};
+use camelot_selfplay::roles::{wait_for_run, RoleOptions};
 use camelot_selfplay::store::RunStore;
-use camelot_selfplay::RunConfig;
+use camelot_selfplay::{evaluator, layout, trainer, worker, Run, RunConfig};
 use clap::Args;
 
 use super::train::log_to_file;
@@ -71,7 +71,7 @@ fn start(args: &RoleArgs, name: &str) -> Result<(RunStore, RoleOptions)> {
         Some(path) => Some(path.clone()),
         // Each process appends to its own file: no two writers share one.
         None if !camelot_selfplay::store::is_url(&args.run) => {
-            let dir = Path::new(&args.run).join("logs");
+            let dir = Path::new(&args.run).join(layout::ROLE_LOGS);
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             Some(dir.join(format!("{name}.log")))
         }
@@ -101,7 +101,11 @@ fn start(args: &RoleArgs, name: &str) -> Result<(RunStore, RoleOptions)> {
 pub fn selfplay(args: SelfplayArgs) -> Result<()> {
     let (store, options) = start(&args.role, &format!("selfplay-{}", args.worker_id))?;
     tracing::info!("worker {} on {}", args.worker_id, store.location());
-    let summary = roles::selfplay_worker(&store, args.worker_id, &options)?;
+    let Some(run) = wait_for_run(store, &options)? else {
+        println!("worker {}: stopped before the run started", args.worker_id);
+        return Ok(());
+    };
+    let summary = worker::selfplay_worker(&run, args.worker_id, &options)?;
     println!(
         "worker {}: {} shards, {} games written{}",
         args.worker_id,
@@ -120,7 +124,13 @@ pub fn trainer(args: TrainerArgs) -> Result<()> {
         None => None,
     };
     tracing::info!("trainer on {}", store.location());
-    let summary = roles::trainer(&store, config.as_ref(), &options)?;
+    let run = match config {
+        Some(config) => Run::create_or_resume(store, &config, false, options.device.clone())?,
+        None => Run::open_existing(store, options.device.clone())?.with_context(|| {
+            format!("{}: not found: start the first trainer with --config to create the run", layout::CONFIG)
+        })?,
+    };
+    let summary = trainer::trainer(&run, &options)?;
     println!("trainer: model {} is the newest; {} published by this process", summary.generation, summary.published);
     Ok(())
 }
@@ -129,7 +139,11 @@ pub fn trainer(args: TrainerArgs) -> Result<()> {
 pub fn evaluator(args: EvaluatorArgs) -> Result<()> {
     let (store, options) = start(&args.role, "evaluator")?;
     tracing::info!("evaluator on {}", store.location());
-    let summary = roles::evaluator(&store, &options)?;
+    let Some(run) = wait_for_run(store, &options)? else {
+        println!("evaluator: stopped before the run started");
+        return Ok(());
+    };
+    let summary = evaluator::evaluator(&run, &options)?;
     println!("evaluator: evaluated models {:?}", summary.evaluated);
     Ok(())
 }

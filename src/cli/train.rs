@@ -3,15 +3,14 @@
 
 use anyhow::{bail, Context, Result};
 use camelot_net::parse_device;
-use camelot_rules::Ruleset;
 use camelot_selfplay::record::replay_moves;
-use camelot_selfplay::run::read_generation_games;
-use camelot_selfplay::{Event, Observer, RunConfig, RunDir, RunOptions};
+use camelot_selfplay::store::{is_url, RunStore};
+use camelot_selfplay::{layout, Event, Observer, Run, RunConfig, RunOptions};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// Arguments of `camelot train`.
 #[derive(Args, Debug)]
@@ -19,9 +18,15 @@ pub struct TrainArgs {
     /// Config file (see configs/).
     #[arg(long)]
     config: PathBuf,
-    /// Run directory: created on the first call, resumed on the next ones.
+    /// Run: a directory (created on the first call, resumed on the next ones) or, built with
+    /// `--features s3`, `s3://bucket/prefix`.
     #[arg(long)]
-    run: PathBuf,
+    run: String,
+    /// Override a config key for a new run, e.g. `--set selfplay.games=128` (repeatable); the
+    /// result is frozen into run.toml, and on resume it must match like the file (or pass
+    /// --allow-config-change).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Device: cpu, cuda, cuda:N, wgpu.
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -77,11 +82,16 @@ impl Observer for Bars {
     }
 }
 
-/// Sends `tracing` events to `log.txt` in the run directory (plain text) and, when stderr is
-/// not a terminal, to stderr too (without colour codes).
-fn start_logging(dir: &RunDir) -> Result<()> {
-    std::fs::create_dir_all(dir.root()).with_context(|| format!("creating {}", dir.root().display()))?;
-    log_to_file(&dir.log(), !std::io::stderr().is_terminal())
+/// Sends `tracing` events to `log.txt` in a run directory (plain text) and, when stderr is not
+/// a terminal, to stderr too (without colour codes); a run in a bucket logs to stderr alone.
+fn start_logging(run: &str) -> Result<()> {
+    if is_url(run) {
+        let _ = tracing_subscriber::fmt().with_ansi(false).with_target(false).with_writer(std::io::stderr).try_init();
+        return Ok(());
+    }
+    let root = Path::new(run);
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    log_to_file(&root.join(layout::LOG), !std::io::stderr().is_terminal())
 }
 
 /// Sends `tracing` events, as plain text, to the end of the file at `path` and, if `to_stderr`,
@@ -120,9 +130,8 @@ impl<A: std::io::Write, B: std::io::Write> std::io::Write for Tee<A, B> {
 
 /// Runs `camelot train`.
 pub fn run(args: TrainArgs) -> Result<()> {
-    let config = RunConfig::load(&args.config)?;
-    let dir = RunDir::new(&args.run);
-    start_logging(&dir)?;
+    let config = RunConfig::load_with_overrides(&args.config, &args.set)?;
+    start_logging(&args.run)?;
     let options = RunOptions {
         device: parse_device(&args.device)?,
         allow_config_change: args.allow_config_change,
@@ -133,17 +142,17 @@ pub fn run(args: TrainArgs) -> Result<()> {
         args.config.display(),
         config.variant,
         config.network.label(),
-        args.run.display(),
+        args.run,
         config.generations
     );
+    for set in &args.set {
+        tracing::info!("--set {set}");
+    }
     let bars = Bars { bar: Mutex::new(None), draw: std::io::stderr().is_terminal() };
-    let summary = camelot_selfplay::run(&config, &dir, &options, &bars)?;
+    let summary = camelot_selfplay::run(&config, RunStore::open(&args.run)?, &options, &bars)?;
     let line = format!(
         "run {}: generation {} of {}, {} training steps",
-        args.run.display(),
-        summary.generation,
-        config.generations,
-        summary.train_step
+        args.run, summary.generation, config.generations, summary.train_step
     );
     tracing::info!("{line}");
     println!("{line}");
@@ -153,9 +162,9 @@ pub fn run(args: TrainArgs) -> Result<()> {
 /// Arguments of `camelot games`.
 #[derive(Args, Debug)]
 pub struct GamesArgs {
-    /// Run directory.
+    /// Run: a directory or `s3://bucket/prefix`.
     #[arg(long)]
-    run: PathBuf,
+    run: String,
     /// Generation of the network that played (default: the newest with games).
     #[arg(long)]
     generation: Option<u32>,
@@ -166,19 +175,24 @@ pub struct GamesArgs {
 
 /// Runs `camelot games`.
 pub fn games(args: GamesArgs) -> Result<()> {
-    let dir = RunDir::new(&args.run);
-    let config = RunConfig::load(&dir.config())?;
-    let rules = Arc::new(Ruleset::variant(&config.variant)?);
+    let run = open_run(&args.run, parse_device("cpu")?)?;
+    let (config, rules) = (&run.config, &run.rules);
     let generation = match args.generation {
         Some(g) => g,
-        None => (0..=config.generations)
-            .rev()
-            .find(|&g| dir.shards(g).exists())
-            .with_context(|| format!("{}: no self-play games yet", args.run.display()))?,
+        None => {
+            let mut newest = None;
+            for g in (0..=config.generations).rev() {
+                if !run.store.list(&layout::shards_dir(g))?.is_empty() {
+                    newest = Some(g);
+                    break;
+                }
+            }
+            newest.with_context(|| format!("{}: no self-play games yet", args.run))?
+        }
     };
-    let games = read_generation_games(&dir, generation)?;
+    let games = run.generation_games(generation)?;
     if games.is_empty() {
-        bail!("{}: generation {generation} has no finished games", args.run.display());
+        bail!("{}: generation {generation} has no finished games", args.run);
     }
     let chosen: Vec<(usize, &camelot_selfplay::record::GameRecord)> = match args.game {
         Some(i) => {
@@ -187,8 +201,7 @@ pub fn games(args: GamesArgs) -> Result<()> {
         None => games.iter().enumerate().collect(),
     };
     for (i, game) in chosen {
-        let moves =
-            replay_moves(&rules, game).map_err(|e| anyhow::anyhow!("generation {generation}, game {i}: {e}"))?;
+        let moves = replay_moves(rules, game).map_err(|e| anyhow::anyhow!("generation {generation}, game {i}: {e}"))?;
         let result = match game.winner {
             1 => "1-0",
             -1 => "0-1",
@@ -217,9 +230,9 @@ pub fn games(args: GamesArgs) -> Result<()> {
 /// Arguments of `camelot evaluate`.
 #[derive(Args, Debug)]
 pub struct EvaluateArgs {
-    /// Run directory.
+    /// Run: a directory or `s3://bucket/prefix`.
     #[arg(long)]
-    run: PathBuf,
+    run: String,
     /// Generation of the network to check (default: the newest evaluated one).
     #[arg(long)]
     generation: Option<u32>,
@@ -250,26 +263,25 @@ pub fn evaluate(args: EvaluateArgs) -> Result<()> {
     if args.games == 0 || !args.games.is_multiple_of(2) {
         bail!("--games must be even and positive (each opening is played with both colours), got {}", args.games);
     }
-    let dir = RunDir::new(&args.run);
-    let mut config = RunConfig::load(&dir.config())?;
+    let mut run = open_run(&args.run, parse_device(&args.device)?)?;
     if let Some(sims) = args.simulations {
         if sims == 0 {
             bail!("--simulations must be at least 1");
         }
-        config.evaluation.simulations = sims;
+        run.config.evaluation.simulations = sims;
     }
     let generation = match args.generation {
         Some(g) => g,
-        None => camelot_selfplay::run::read_state(&dir)?.generation,
+        None => camelot_selfplay::run::read_state(&run.store)?.generation,
     };
-    let device = parse_device(&args.device)?;
+    let config = &run.config;
     let mut results = match &args.out {
         Some(out) => Some(camelot_arena::ResultsFile::open(&out.join("results.csv"))?),
         None => None,
     };
     println!(
         "generation {generation} of {} at {} simulations{}, ply cap {}, {} games per opponent",
-        args.run.display(),
+        args.run,
         config.evaluation.simulations,
         if config.selfplay.gumbel { " (Gumbel)" } else { "" },
         config.evaluation_max_plies(),
@@ -277,8 +289,7 @@ pub fn evaluate(args: EvaluateArgs) -> Result<()> {
     );
     for opponent in &args.opponents {
         let started = std::time::Instant::now();
-        let report =
-            camelot_selfplay::check_network(&config, &dir, &device, generation, opponent, args.games, args.seed)?;
+        let report = camelot_selfplay::evaluator::check_network(&run, generation, opponent, args.games, args.seed)?;
         if let Some(file) = results.as_mut() {
             for row in &report.rows {
                 file.append(row)?;
@@ -294,4 +305,10 @@ pub fn evaluate(args: EvaluateArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Opens an existing run, or says that there is none at `location`.
+fn open_run(location: &str, device: camelot_net::Device) -> Result<Run> {
+    Run::open_existing(RunStore::open(location)?, device)?
+        .with_context(|| format!("{location}: not a run (no {})", layout::CONFIG))
 }

@@ -18,3 +18,8 @@ pub fn temp_dir(prefix: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
+
+/// Runs the `camelot` binary in the directory `dir`, to completion.
+pub fn camelot_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_camelot")).current_dir(dir).args(args).output().expect("the binary runs")
+}

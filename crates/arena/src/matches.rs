@@ -167,17 +167,8 @@ impl MatchReport {
     }
 }
 
-/// A seed for stream `stream`, item `index` of a run seeded with `seed` (SplitMix64 mixing),
-/// so that every game's randomness is fixed by the master seed and the game's index alone.
-pub fn derive_seed(seed: u64, stream: u64, index: u64) -> u64 {
-    let mix = |mut z: u64| {
-        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    mix(mix(mix(seed) ^ stream) ^ index)
-}
+/// The workspace's one seed derivation (re-exported: players, matches and arenas seed from it).
+pub use camelot_search::derive_seed;
 
 pub(crate) const STREAM_OPENING: u64 = 1;
 pub(crate) const STREAM_A: u64 = 2;

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Settings of `mcts`:
-/// `mcts:model=PATH,sims=N[,gumbel][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,draw=P][,device=D]`.
+/// `mcts:model=PATH,sims=N[,gumbel][,m=M][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,draw=P][,device=D]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
     /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
@@ -35,6 +35,8 @@ pub struct MctsConfig {
     pub sims: u32,
     /// Gumbel root search (sequential halving) instead of PUCT.
     pub gumbel: bool,
+    /// Gumbel: actions sampled at the root (sequential halving's first round).
+    pub gumbel_m: u32,
     /// Move temperature: 0 plays the most visited decision; `t > 0` samples in proportion to
     /// `visits^(1/t)` (PUCT) or adds Gumbel noise of scale `t` (Gumbel).
     pub temperature: f32,
@@ -60,6 +62,7 @@ impl Default for MctsConfig {
             model: String::new(),
             sims: 200,
             gumbel: false,
+            gumbel_m: SearchConfig::default().gumbel_m,
             temperature: 0.0,
             ms: None,
             cache: 50_000,
@@ -77,6 +80,7 @@ impl MctsConfig {
         SearchConfig {
             simulations: self.sims,
             gumbel: self.gumbel,
+            gumbel_m: self.gumbel_m,
             gumbel_scale: if self.gumbel { self.temperature } else { 0.0 },
             temperature: TemperatureSchedule::constant(if self.gumbel { 0.0 } else { self.temperature }),
             leaves_per_tree: self.batch,
@@ -131,10 +135,12 @@ pub fn resolve_model_path(path: &str) -> Result<String, ArenaError> {
 }
 
 /// Networks loaded so far, by checkpoint path and device, so that every game of an arena
-/// shares one load of each checkpoint.
+/// shares one load of each checkpoint; and networks handed in by path ([`ModelStore::preload`]),
+/// so that a training run plays its in-memory networks under the specs that name them.
 #[derive(Default)]
 pub struct ModelStore {
     loaded: Mutex<HashMap<(PathBuf, String), (Network, String)>>,
+    preloaded: Mutex<HashMap<PathBuf, (Network, String)>>,
 }
 
 impl ModelStore {
@@ -143,9 +149,30 @@ impl ModelStore {
         ModelStore::default()
     }
 
+    /// Makes `network` (trained for `variant`) the one that `model=PATH` names, on any
+    /// device: the training run's evaluator plays networks it holds in memory (they may live in
+    /// an object store, not in files) under the same specs that `camelot arena` reads from the
+    /// run directory.
+    pub fn preload(&self, path: &str, network: Network, variant: &str) {
+        let mut preloaded = self.preloaded.lock().unwrap_or_else(|e| e.into_inner());
+        preloaded.insert(PathBuf::from(path), (network, variant.to_string()));
+    }
+
     /// The network of checkpoint `path` on `device`, loaded on first use. Fails if it cannot
     /// be loaded or was trained for another variant than `rules`.
     pub fn network(&self, path: &str, device: &str, rules: &Ruleset) -> Result<Network, ArenaError> {
+        let check = |(network, variant): &(Network, String)| {
+            if variant != rules.name() {
+                return Err(ArenaError::Model {
+                    path: path.to_string(),
+                    reason: format!("the model plays `{variant}`, this game is `{}`", rules.name()),
+                });
+            }
+            Ok(network.clone())
+        };
+        if let Some(entry) = self.preloaded.lock().unwrap_or_else(|e| e.into_inner()).get(Path::new(path)) {
+            return check(entry);
+        }
         let resolved = PathBuf::from(resolve_model_path(path)?);
         let key = (resolved.clone(), device.to_string());
         let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
@@ -156,14 +183,7 @@ impl ModelStore {
                 .map_err(|e| ArenaError::Model { path: path.to_string(), reason: e.to_string() })?;
             loaded.insert(key.clone(), (network, card.variant));
         }
-        let (network, variant) = &loaded[&key];
-        if variant != rules.name() {
-            return Err(ArenaError::Model {
-                path: path.to_string(),
-                reason: format!("the model plays `{variant}`, this game is `{}`", rules.name()),
-            });
-        }
-        Ok(network.clone())
+        check(&loaded[&key])
     }
 }
 

@@ -41,7 +41,7 @@ pub enum PlayerSpec {
 
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
-const MCTS_KEYS: &str = "model, sims, gumbel, temperature, ms, cache, batch, material, draw, device";
+const MCTS_KEYS: &str = "model, sims, gumbel, m, temperature, ms, cache, batch, material, draw, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct Settings<'a> {
@@ -168,7 +168,19 @@ impl PlayerSpec {
             }
             _ => {
                 s.only(
-                    &["model", "sims", "gumbel", "temperature", "ms", "cache", "batch", "material", "draw", "device"],
+                    &[
+                        "model",
+                        "sims",
+                        "gumbel",
+                        "m",
+                        "temperature",
+                        "ms",
+                        "cache",
+                        "batch",
+                        "material",
+                        "draw",
+                        "device",
+                    ],
                     MCTS_KEYS,
                 )?;
                 let model = s.raw("model").ok_or(SpecError::MissingKey {
@@ -182,12 +194,14 @@ impl PlayerSpec {
                 let temperature = s.number::<f32>("temperature", 0.0, 100.0, "a temperature from 0 to 100")?;
                 let cache = s.number::<usize>("cache", 0, 1 << 30, "a number of cached positions (0: none)")?;
                 let batch = s.number::<u32>("batch", 1, 4096, "leaves per tree and search round, 1 to 4096")?;
+                let gumbel_m = s.number::<u32>("m", 2, 4096, "a number of root actions, 2 to 4096")?;
                 let material = s.number::<f32>("material", 0.0, 1.0, "a weight from 0 to 1")?;
                 let draw = s.number::<f32>("draw", 0.0, 0.999, "a draw penalty from 0 to below 1")?;
                 PlayerSpec::Mcts(MctsConfig {
                     model: model.to_string(),
                     sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { d.sims }),
                     gumbel: s.flag("gumbel")?,
+                    gumbel_m: gumbel_m.unwrap_or(d.gumbel_m),
                     temperature: temperature.unwrap_or(d.temperature),
                     ms,
                     cache: cache.unwrap_or(d.cache),
@@ -287,6 +301,9 @@ impl fmt::Display for PlayerSpec {
                 }
                 if c.gumbel {
                     keys.push("gumbel".to_string());
+                }
+                if c.gumbel_m != d.gumbel_m {
+                    keys.push(format!("m={}", c.gumbel_m));
                 }
                 if c.temperature != d.temperature {
                     keys.push(format!("temperature={}", c.temperature));

@@ -55,6 +55,7 @@ mod game;
 mod gumbel;
 mod noise;
 mod search;
+mod seed;
 mod tree;
 
 pub use config::{SearchConfig, TemperatureSchedule};
@@ -62,4 +63,5 @@ pub use error::SearchError;
 pub use eval::{EvalEntry, EvalError, Evaluations, Evaluator, RolloutEvaluator, UniformEvaluator, Wdl};
 pub use game::{Game, Outcome, Player};
 pub use search::{SearchResult, Searcher};
+pub use seed::derive_seed;
 pub use tree::Tree;

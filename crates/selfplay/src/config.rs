@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use camelot_arena::MctsConfig;
 use camelot_net::{NetConfig, TrainConfig};
 use camelot_search::{SearchConfig, TemperatureSchedule};
 use serde::{Deserialize, Serialize};
@@ -146,7 +147,8 @@ pub struct EvaluationConfig {
     /// Random plies of each opening.
     #[serde(default = "four")]
     pub opening_plies: u32,
-    /// Ply cap of evaluation games, adjudicated as a draw (0: the self-play cap).
+    /// Ply cap of evaluation games, adjudicated on material as in every arena (0: the
+    /// self-play cap).
     #[serde(default)]
     pub max_plies: u32,
     /// Whether a new network must prove itself before it plays the next generation's games:
@@ -232,6 +234,45 @@ impl RunConfig {
     pub fn load(path: &Path) -> Result<RunConfig, SelfplayError> {
         let text = std::fs::read_to_string(path).map_err(|e| SelfplayError::io(path, e))?;
         RunConfig::parse(&text, path)
+    }
+
+    /// Reads a config file with `KEY=VALUE` overrides (`selfplay.games=128`; the value is
+    /// read as TOML, else taken as a string), then validates it.
+    pub fn load_with_overrides(path: &Path, overrides: &[String]) -> Result<RunConfig, SelfplayError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SelfplayError::io(path, e))?;
+        if overrides.is_empty() {
+            return RunConfig::parse(&text, path);
+        }
+        let config_error = |message: String| SelfplayError::Config { file: path.to_path_buf(), message };
+        let mut value: toml::Table = toml::from_str(&text).map_err(|e| config_error(e.to_string()))?;
+        for line in overrides {
+            let (key, raw) = line
+                .split_once('=')
+                .ok_or_else(|| config_error(format!("--set `{line}`: expected KEY=VALUE, e.g. selfplay.games=128")))?;
+            let parsed = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+                .ok()
+                .and_then(|mut t| t.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+            let mut table = &mut value;
+            let parts: Vec<&str> = key.trim().split('.').collect();
+            for (i, part) in parts.iter().enumerate() {
+                if part.is_empty() {
+                    return Err(config_error(format!("--set `{line}`: empty part in the key")));
+                }
+                if i + 1 == parts.len() {
+                    table.insert(part.to_string(), parsed.clone());
+                } else {
+                    let entry = table.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                    table = entry
+                        .as_table_mut()
+                        .ok_or_else(|| config_error(format!("--set `{line}`: `{part}` is not a table")))?;
+                }
+            }
+        }
+        let config: RunConfig =
+            value.try_into().map_err(|e: toml::de::Error| config_error(format!("after --set: {e}")))?;
+        config.validate().map_err(config_error)?;
+        Ok(config)
     }
 
     /// Parses and validates config text (`file` names it in errors).
@@ -394,14 +435,21 @@ impl RunConfig {
         }
     }
 
-    /// The search of the evaluation games: no noise, the best move.
-    pub fn evaluation_search(&self) -> SearchConfig {
-        SearchConfig {
-            simulations: self.evaluation.simulations,
-            gumbel: self.selfplay.gumbel,
-            gumbel_m: self.selfplay.gumbel_m,
-            draw_penalty: self.selfplay.draw_penalty,
-            ..SearchConfig::evaluation()
+    /// The network player of the evaluation games, for the checkpoint `model`: the
+    /// evaluation's simulations, the self-play search's root rule, leaves per tree, material
+    /// utility and draw penalty, no noise, the best move. Its spec string names the network in
+    /// results, and its search is the one the evaluation plays (one definition for both).
+    pub fn evaluation_player(&self, model: &str) -> MctsConfig {
+        let s = &self.selfplay;
+        MctsConfig {
+            model: model.to_string(),
+            sims: self.evaluation.simulations,
+            gumbel: s.gumbel,
+            gumbel_m: if s.gumbel { s.gumbel_m } else { MctsConfig::default().gumbel_m },
+            batch: s.leaves_per_tree,
+            material: s.material_utility,
+            draw_penalty: s.draw_penalty,
+            ..MctsConfig::default()
         }
     }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use camelot_arena::{fit_ratings, plot_elo_by_generation, read_results, FitOptions};
 use plotters::prelude::*;
 
-use crate::run::RunDir;
+use crate::layout;
 
 const WIDTH: u32 = 900;
 const HEIGHT: u32 = 520;
@@ -24,8 +24,8 @@ struct Series {
 /// Draws every plot of the run that its files allow; returns the paths written. A plot
 /// whose data is missing (no training step yet, no evaluation) is skipped; a failure to draw
 /// one is returned as text and leaves the others drawn.
-pub fn draw_run_plots(dir: &RunDir) -> (Vec<PathBuf>, Vec<String>) {
-    let plots = dir.root().join("plots");
+pub fn draw_run_plots(root: &Path) -> (Vec<PathBuf>, Vec<String>) {
+    let plots = root.join(layout::PLOTS);
     let mut written = Vec::new();
     let mut failures = Vec::new();
     if let Err(e) = std::fs::create_dir_all(&plots) {
@@ -37,7 +37,7 @@ pub fn draw_run_plots(dir: &RunDir) -> (Vec<PathBuf>, Vec<String>) {
         Ok(false) => {}
         Err(e) => failures.push(format!("{}: {e}", plots.join(name).display())),
     };
-    let metrics = read_columns(&dir.metrics());
+    let metrics = read_columns(&root.join(layout::METRICS));
     attempt(
         "loss.png",
         metrics.as_ref().map_err(Clone::clone).and_then(|m| {
@@ -64,7 +64,7 @@ pub fn draw_run_plots(dir: &RunDir) -> (Vec<PathBuf>, Vec<String>) {
     );
     attempt(
         "evaluation.png",
-        evaluation_series(&dir.generations()).and_then(|lines| {
+        evaluation_series(&root.join(layout::GENERATIONS)).and_then(|lines| {
             draw_lines(
                 &plots.join("evaluation.png"),
                 "Evaluation score of each new network",
@@ -75,7 +75,7 @@ pub fn draw_run_plots(dir: &RunDir) -> (Vec<PathBuf>, Vec<String>) {
             )
         }),
     );
-    attempt("elo.png", draw_elo(&dir.results(), &plots.join("elo.png")));
+    attempt("elo.png", draw_elo(&root.join(layout::RESULTS), &plots.join("elo.png")));
     (written, failures)
 }
 

@@ -131,6 +131,31 @@ impl RunStore {
         }
     }
 
+    /// Writes `bytes` as `key` once: if the name is taken by the same bytes (a deterministic
+    /// phase redone after a kill), that is success; different bytes are an error naming it.
+    pub fn put_once(&self, key: &str, bytes: Vec<u8>) -> Result<(), SelfplayError> {
+        match self.put_new(key, bytes.clone()) {
+            Err(SelfplayError::Exists { object }) => match self.get(key)? {
+                Some(existing) if existing == bytes => Ok(()),
+                _ => Err(SelfplayError::Store {
+                    object,
+                    message: "exists with other contents than this process computed for it".into(),
+                }),
+            },
+            other => other,
+        }
+    }
+
+    /// Writes `bytes` as `key`, replacing what is there; readers see the old object or the new
+    /// one whole (staged, synced and renamed on disk; one PUT on S3). Only for objects derived
+    /// from the put-once ones (merged CSVs, `state.json`), which any writer recomputes the same.
+    pub fn put_replace(&self, key: &str, bytes: Vec<u8>) -> Result<(), SelfplayError> {
+        let options = PutOptions::from(PutMode::Overwrite);
+        let path = self.path(key);
+        let put = self.store.put_opts(&path, PutPayload::from(bytes), options);
+        self.runtime.block_on(put).map(|_| ()).map_err(|e| self.error(key, e))
+    }
+
     /// Reads the object `key`, if it exists.
     pub fn get(&self, key: &str) -> Result<Option<Vec<u8>>, SelfplayError> {
         let path = self.path(key);
