@@ -302,3 +302,40 @@ fn select(mask: u32, n: u32) -> u32 {
     }
     rest.trailing_zeros()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn camette() -> (Ruleset, Index) {
+        let rules = Ruleset::variant("camette").expect("camette");
+        let index = Index::new(&rules).expect("index");
+        (rules, index)
+    }
+
+    #[test]
+    fn camette_index_counts_every_placement() {
+        let (_, index) = camette();
+        // Sum over (knights, men) of each side of the multinomial placements of 23 squares.
+        assert_eq!(index.len(), 904_336_449);
+        assert_eq!(index.classes(), 64);
+    }
+
+    proptest! {
+        #[test]
+        fn rank_inverts_unrank(i in 0u64..904_336_449) {
+            let (rules, index) = camette();
+            let p = index.unrank(i);
+            prop_assert!(index.fits(&p));
+            prop_assert_eq!(index.rank(&p), i);
+            let pos = index.position(&rules, &p);
+            prop_assert_eq!(index.placement(&pos), p);
+            // The canonical index is shared by the mirror image and by the colour-flipped twin.
+            let c = index.index_of(&pos);
+            prop_assert!(c <= i);
+            prop_assert_eq!(index.index_of(&pos.mirror_files(&rules)), c);
+            prop_assert_eq!(index.index_of(&pos.flip_colors(&rules)), c);
+        }
+    }
+}
