@@ -154,7 +154,7 @@ pub(crate) fn write_atomically(
     result
 }
 
-/// Writes `table` to `path` atomically ([`write_atomically`]); refuses an existing `path`
+/// Writes `table` to `path` (temporary name beside it, synced, renamed); refuses an existing `path`
 /// unless `force`.
 pub fn write_table(table: &Table, path: &Path, force: bool) -> Result<(), SolverError> {
     let bitmap = words_bytes(table.reachable_words());
