@@ -83,9 +83,13 @@ impl Value {
 /// The value of a position stated for people by the side it favours: `White wins in 37 plies`,
 /// `Black wins in 12 plies`, `draw`.
 pub fn describe(value: Value, to_move: camelot_rules::Color) -> String {
+    let side = |c: camelot_rules::Color| match c {
+        camelot_rules::Color::White => "White",
+        camelot_rules::Color::Black => "Black",
+    };
     match value {
-        Value::Win(d) => format!("{} wins in {d} plies", to_move.name()),
-        Value::Loss(d) => format!("{} wins in {d} plies", to_move.opponent().name()),
+        Value::Win(d) => format!("{} wins in {d} plies", side(to_move)),
+        Value::Loss(d) => format!("{} wins in {d} plies", side(to_move.opponent())),
         Value::Draw => "draw".to_string(),
     }
 }
@@ -113,5 +117,6 @@ mod tests {
         assert_eq!(Value::Win(1).parent(), Value::Loss(2));
         assert_eq!(Value::from_parts("win", Some(2)), None);
         assert_eq!(Value::from_parts("draw", None), Some(Value::Draw));
+        assert_eq!(describe(Value::Loss(36), camelot_rules::Color::White), "Black wins in 36 plies");
     }
 }
