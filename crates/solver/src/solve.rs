@@ -276,6 +276,7 @@ pub fn solve(
     let mut level: Vec<u32> = Vec::new();
     progress.phase("link, count", found);
     let mut links = 0u64;
+    let mut most_moves = 0usize;
     for_each_reachable(&reachable, |id, i| {
         match expander.expand(i, &mut succ) {
             Node::Over(v) => {
@@ -285,6 +286,7 @@ pub fn solve(
                 }
             }
             Node::Open => {
+                most_moves = most_moves.max(succ.len());
                 unresolved[id as usize] = succ.len().min(255) as u8;
                 for &j in &succ {
                     starts[id_of(j) as usize + 1] += 1;
@@ -297,6 +299,12 @@ pub fn solve(
         }
     });
     progress.done(&format!("{links} links"));
+    if most_moves > 255 {
+        return Err(SolverError::Unsupported {
+            variant: rules.name().to_string(),
+            reason: format!("a position with {most_moves} successors; the counters are one byte"),
+        });
+    }
     let links_u32 = u32::try_from(links).map_err(|_| SolverError::Unsupported {
         variant: rules.name().to_string(),
         reason: format!("{links} links; link offsets are 32-bit"),
