@@ -23,6 +23,8 @@ pub enum BenchCommand {
     Net(super::bench_net::NetArgs),
     /// Self-play throughput by worker threads and the network's share of the time.
     Selfplay(super::bench_selfplay::SelfplayArgs),
+    /// How often a player's move keeps the exact value of solved positions (`camelot solve`).
+    Optimal(super::bench_optimal::OptimalArgs),
 }
 
 /// Arguments of `camelot bench search`.
@@ -70,6 +72,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
         BenchCommand::Search(args) => search(args),
         BenchCommand::Net(args) => super::bench_net::run(args),
         BenchCommand::Selfplay(args) => super::bench_selfplay::run(args),
+        BenchCommand::Optimal(args) => super::bench_optimal::run(args),
     }
 }
 

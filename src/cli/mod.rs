@@ -4,6 +4,7 @@ mod apply;
 mod arena;
 mod bench;
 mod bench_net;
+mod bench_optimal;
 mod bench_selfplay;
 mod engine;
 mod export;
@@ -16,6 +17,7 @@ mod ratings;
 mod roles;
 mod serve;
 mod show;
+mod solve;
 mod sprt;
 mod train;
 
@@ -77,6 +79,9 @@ enum Command {
     /// A web page on this machine to play against a network or any player spec; see
     /// docs/SERVE.md.
     Serve(serve::ServeArgs),
+    /// Exact values of a small variant (Camette) by retrograde analysis; with --table, a
+    /// position's value and value-keeping moves, or solved test positions.
+    Solve(solve::SolveArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -105,6 +110,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Export(args) => export::run(args),
         Command::Engine(args) => engine::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Solve(args) => solve::run(args),
         Command::Bench(cmd) => bench::run(cmd),
     }
 }

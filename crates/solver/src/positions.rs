@@ -1,0 +1,175 @@
+//! The solved-positions file (JSON lines, docs/FORMATS.md "Solved positions"): test positions
+//! with their exact value and value-keeping moves, and the optimal-move benchmark's scoring.
+
+use crate::error::SolverError;
+use crate::probe::Probe;
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+
+/// One line of the positions file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PositionRecord {
+    /// The position (CPN, with the counters it had in its game).
+    pub cpn: String,
+    /// `win`, `draw` or `loss` for the side to move.
+    pub value: String,
+    /// Distance to the end in plies under perfect play; absent for a draw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plies: Option<u32>,
+    /// The value-keeping moves ([`Probe::keeping`]), sorted, in the project's notation.
+    pub keeping: Vec<String>,
+    /// Number of legal moves.
+    pub legal: usize,
+    /// The kind of game it was sampled from (`random-random`, `greedy-noisy`, ...).
+    pub source: String,
+    /// Plies played in that game before it.
+    pub ply: u32,
+}
+
+impl PositionRecord {
+    /// A record from a probe.
+    pub fn new(cpn: String, probe: &Probe, source: String, ply: u32) -> PositionRecord {
+        PositionRecord {
+            cpn,
+            value: probe.value.name().to_string(),
+            plies: probe.value.distance(),
+            keeping: probe.keeping().iter().map(|s| s.to_string()).collect(),
+            legal: probe.moves.len(),
+            source,
+            ply,
+        }
+    }
+
+    /// The exact value, checked for consistency (wins odd, losses even, draws without distance).
+    pub fn exact(&self) -> Option<Value> {
+        Value::from_parts(&self.value, self.plies)
+    }
+}
+
+/// Reads a positions file; errors name the line.
+pub fn read_positions(path: &Path) -> Result<Vec<PositionRecord>, SolverError> {
+    let file = std::fs::File::open(path).map_err(|source| SolverError::Io { path: path.to_path_buf(), source })?;
+    let mut out = Vec::new();
+    for (n, line) in BufReader::new(file).lines().enumerate() {
+        let bad = |reason: String| SolverError::BadLine { path: path.to_path_buf(), line: n + 1, reason };
+        let line = line.map_err(|e| bad(e.to_string()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: PositionRecord = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+        if record.exact().is_none() {
+            return Err(bad(format!("value `{}` with distance {:?} is not a value", record.value, record.plies)));
+        }
+        if record.keeping.is_empty() && record.legal > 0 {
+            return Err(bad("a position with legal moves but no value-keeping move".to_string()));
+        }
+        out.push(record);
+    }
+    Ok(out)
+}
+
+/// Writes `records` as JSON lines to `path` atomically; refuses an existing file unless `force`.
+pub fn write_positions(records: &[PositionRecord], path: &Path, force: bool) -> Result<(), SolverError> {
+    crate::table_file::write_atomically(path, force, |out| {
+        for r in records {
+            serde_json::to_writer(&mut *out, r).map_err(std::io::Error::other)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    })
+}
+
+/// The optimal-move benchmark's tally: positions and value-keeping choices, by the position's
+/// value for the mover.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OptimalTally {
+    /// `[won, drawn, lost]`: positions seen.
+    pub positions: [u64; 3],
+    /// `[won, drawn, lost]`: positions where the chosen move kept the value.
+    pub kept: [u64; 3],
+    /// Positions where every legal move keeps the value (no choice to get wrong).
+    pub forced: u64,
+    /// Network players: positions whose W/D/L argmax matched the exact value, and positions asked.
+    pub value_head: Option<(u64, u64)>,
+}
+
+fn class(value: Value) -> usize {
+    match value {
+        Value::Win(_) => 0,
+        Value::Draw => 1,
+        Value::Loss(_) => 2,
+    }
+}
+
+fn percent(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        100.0 * a as f64 / b as f64
+    }
+}
+
+impl OptimalTally {
+    /// Counts one position and the move chosen in it (in canonical notation).
+    pub fn add(&mut self, record: &PositionRecord, chosen: &str) {
+        let Some(value) = record.exact() else { return };
+        let c = class(value);
+        self.positions[c] += 1;
+        if record.keeping.iter().any(|k| k == chosen) {
+            self.kept[c] += 1;
+        }
+        if record.keeping.len() == record.legal {
+            self.forced += 1;
+        }
+    }
+
+    /// Counts one value-head prediction: `wdl` are the network's win/draw/loss probabilities
+    /// for the side to move.
+    pub fn add_value_head(&mut self, record: &PositionRecord, wdl: [f32; 3]) {
+        let Some(value) = record.exact() else { return };
+        let mut best = 0;
+        for k in 1..3 {
+            if wdl[k] > wdl[best] {
+                best = k;
+            }
+        }
+        let (hit, all) = self.value_head.unwrap_or((0, 0));
+        self.value_head = Some((hit + u64::from(best == class(value)), all + 1));
+    }
+
+    /// The report: one line per value class, the value head's line where there is one, and the
+    /// summary line last (`value kept: 96.4% of 2000 positions (decided: 97.9%)`, decided = the
+    /// won and lost positions).
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (k, name) in ["won", "drawn", "lost"].iter().enumerate() {
+            out.push(format!(
+                "{name:5} {:5} positions, value kept {:5.1}%",
+                self.positions[k],
+                percent(self.kept[k], self.positions[k])
+            ));
+        }
+        let all: u64 = self.positions.iter().sum();
+        out.push(format!(
+            "positions where every move keeps the value: {} ({:.1}%)",
+            self.forced,
+            percent(self.forced, all)
+        ));
+        if let Some((hit, n)) = self.value_head {
+            out.push(format!(
+                "value head: W/D/L argmax matches the exact value in {:.1}% of {n} positions",
+                percent(hit, n)
+            ));
+        }
+        let kept: u64 = self.kept.iter().sum();
+        let decided = self.positions[0] + self.positions[2];
+        out.push(format!(
+            "value kept: {:.1}% of {all} positions (decided: {:.1}%)",
+            percent(kept, all),
+            percent(self.kept[0] + self.kept[2], decided)
+        ));
+        out
+    }
+}
