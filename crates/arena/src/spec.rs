@@ -41,7 +41,7 @@ pub enum PlayerSpec {
 
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
-const MCTS_KEYS: &str = "model, sims, gumbel, m, temperature, ms, cache, batch, material, draw, device";
+const MCTS_KEYS: &str = "model, sims, gumbel, temperature, ms, cache, batch, m, material, draw, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct Settings<'a> {
