@@ -9,9 +9,11 @@
 
 mod bitboard;
 mod board;
+mod canonical;
 mod cpn;
 mod error;
 mod game;
+mod move_input;
 mod movegen;
 mod notation;
 mod outcome;
@@ -28,8 +30,9 @@ pub use bitboard::{Bitboard, Squares};
 pub use board::Board;
 pub use error::{Error, Result};
 pub use game::Game;
+pub use move_input::strip_move_number;
 pub use movegen::{Move, MoveKind};
-pub use notation::{strip_move_number, FlatPaths, Path};
+pub use notation::{FlatPaths, Path};
 pub use outcome::{EndReason, Outcome};
 pub use playout::{random_playout, PlayoutStats};
 pub use position::Position;
