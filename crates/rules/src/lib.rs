@@ -4,7 +4,8 @@
 //! (`RULES.md`), so Camelot, Chivalry, Cam and Camette share one move generator. Positions are
 //! plain `Copy` data on 256-bit bitboards; [`Ruleset::legal_moves`] lists whole moves, each once
 //! per resulting position; notation, CPN, game records, perft and the trie of legs that the
-//! search walks are built on that.
+//! search walks are built on that. [`fsio`] holds the one crash-safe file write that every
+//! crate uses.
 #![warn(missing_docs)]
 
 mod bitboard;
@@ -12,6 +13,7 @@ mod board;
 mod canonical;
 mod cpn;
 mod error;
+pub mod fsio;
 mod game;
 mod move_input;
 mod movegen;
