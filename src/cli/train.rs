@@ -1,8 +1,8 @@
 //! `camelot train`: the generation loop with progress bars and a log in the run directory;
 //! `camelot games`: a run's self-play games in notation.
 
+use super::DeviceArgs;
 use anyhow::{bail, Context, Result};
-use camelot_net::parse_device;
 use camelot_rules::Ruleset;
 use camelot_selfplay::record::replay_moves;
 use camelot_selfplay::run::read_generation_games;
@@ -22,9 +22,8 @@ pub struct TrainArgs {
     /// Run directory: created on the first call, resumed on the next ones.
     #[arg(long)]
     run: PathBuf,
-    /// Device: cpu, cuda, cuda:N, wgpu.
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    #[command(flatten)]
+    device: DeviceArgs,
     /// Resume even though the config differs from the run's run.toml (the change is logged).
     #[arg(long)]
     allow_config_change: bool,
@@ -124,7 +123,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let dir = RunDir::new(&args.run);
     start_logging(&dir)?;
     let options = RunOptions {
-        device: parse_device(&args.device)?,
+        device: args.device.device()?,
         allow_config_change: args.allow_config_change,
         stop_after: args.generations_now,
     };
@@ -239,9 +238,8 @@ pub struct EvaluateArgs {
     /// Also append the games to DIR/results.csv (the arena format; `camelot ratings DIR`).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Device: cpu, cuda, cuda:N, wgpu.
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    #[command(flatten)]
+    device: DeviceArgs,
 }
 
 /// Runs `camelot evaluate`: a run's network against opponents with the run's own evaluation
@@ -262,9 +260,9 @@ pub fn evaluate(args: EvaluateArgs) -> Result<()> {
         Some(g) => g,
         None => camelot_selfplay::run::read_state(&dir)?.generation,
     };
-    let device = parse_device(&args.device)?;
+    let device = args.device.device()?;
     let mut results = match &args.out {
-        Some(out) => Some(camelot_arena::ResultsFile::open(&out.join("results.csv"))?),
+        Some(out) => Some(camelot_tournament::ResultsFile::open(&out.join("results.csv"))?),
         None => None,
     };
     println!(
