@@ -296,3 +296,37 @@ fn a_network_plays_through_the_model_shorthand() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("-missing"));
 }
+
+#[test]
+fn a_model_sets_the_variant_unless_told_otherwise() {
+    let dir = temp_dir("engine-cli", "variant");
+    let model = dir.join("m");
+    let model = model.to_str().expect("utf-8 path");
+    let out = camelot(&["init-net", "--variant", "camette", "--blocks", "1", "--channels", "8", "--out", model]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // No --variant: the engine plays the model's variant.
+    let mut engine = Engine::start(&["--model", model]);
+    engine.handshake();
+    let camette_start = camelot(&["apply", "--variant", "camette"]);
+    assert!(camette_start.status.success(), "{}", String::from_utf8_lossy(&camette_start.stderr));
+    engine.send("position startpos");
+    assert_eq!(engine.query("position"), String::from_utf8_lossy(&camette_start.stdout).trim());
+    let (moves, _) = play_game(&mut engine, 0, &["go nodes 8"], 2, 3);
+    assert_eq!(moves.len(), 2);
+    engine.quit();
+
+    // eval-net reads the variant from the card too.
+    let eval = camelot(&["eval-net", "--model", model, "--top", "3"]);
+    assert!(eval.status.success(), "{}", String::from_utf8_lossy(&eval.stderr));
+    assert!(String::from_utf8_lossy(&eval.stdout).contains("camette"));
+
+    // An explicit --variant that contradicts the model is an error naming both.
+    let other = camelot(&["engine", "--model", model, "--variant", "camelot"]);
+    assert!(!other.status.success());
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert!(err.contains("the model plays `camette`") && err.contains("`camelot`"), "{err}");
+    // The same explicit variant as the model's is fine.
+    let same = Engine::start(&["--model", model, "--variant", "camette"]);
+    same.quit();
+}

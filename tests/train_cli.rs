@@ -139,7 +139,7 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
 
     // A generation's evaluation is `camelot arena` with the specs and seed its rows record,
     // run inside the run directory: the same games, move for move.
-    let evaluation = camelot_arena::read_results(&run.join("arena/evaluation-000002.csv")).expect("reads");
+    let evaluation = camelot_tournament::read_results(&run.join("arena/evaluation-000002.csv")).expect("reads");
     assert_eq!(evaluation.len(), 2 * 4, "{evaluation:?}");
     let hero = "mcts:model=models/000002,sims=8,gumbel,m=8,batch=1";
     let previous = "mcts:model=models/000001,sims=8,gumbel,m=8,batch=1";
@@ -172,7 +172,7 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
         ],
     );
     assert!(arena.status.success(), "{}", text(&arena.stderr));
-    let mut replayed = camelot_arena::read_results(&arena_dir.join("results.csv")).expect("reads");
+    let mut replayed = camelot_tournament::read_results(&arena_dir.join("results.csv")).expect("reads");
     let mut recorded = evaluation.clone();
     for rows in [&mut replayed, &mut recorded] {
         rows.sort_by(|a, b| (&a.white, &a.black, a.opening).cmp(&(&b.white, &b.black, b.opening)));

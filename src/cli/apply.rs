@@ -1,6 +1,6 @@
 //! `camelot apply`: play moves in notation and print the resulting CPN.
 
-use super::{position, RulesArgs};
+use super::{PositionArgs, RulesArgs};
 use anyhow::{anyhow, Result};
 use camelot_rules::{strip_move_number, Error, Game};
 use clap::Args;
@@ -11,9 +11,8 @@ use std::sync::Arc;
 pub struct ApplyArgs {
     #[command(flatten)]
     rules: RulesArgs,
-    /// Start position as CPN (default: the variant's start).
-    #[arg(long)]
-    position: Option<String>,
+    #[command(flatten)]
+    position: PositionArgs,
     /// Moves: `12.H7-H9`, `12....I11-G11`, bare `H7-H9`, with or without `!`/`?` annotations;
     /// a lone move number (`12.`) is also accepted.
     #[arg(allow_hyphen_values = true)]
@@ -23,7 +22,7 @@ pub struct ApplyArgs {
 /// Prints the CPN after the last move; an illegal or unreadable move fails with its index.
 pub fn run(args: ApplyArgs) -> Result<()> {
     let rules = Arc::new(args.rules.ruleset()?);
-    let pos = position(&rules, args.position.as_deref())?;
+    let pos = args.position.position(&rules)?;
     let mut game = Game::from_position(rules.clone(), pos);
     for (i, text) in args.moves.iter().enumerate() {
         let refuse = |err: Error| match err {

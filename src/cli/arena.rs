@@ -4,11 +4,8 @@
 
 use super::RulesArgs;
 use anyhow::{bail, Context, Result};
-use camelot_arena::results::results_path;
-use camelot_arena::{
-    fit_ratings, gauntlet, play_games, round_robin, ArenaConfig, FitOptions, ModelStore, PlayerSpec, ResultRow,
-    ResultsFile,
-};
+use camelot_arena::{gauntlet, play_games, round_robin, ArenaConfig, ModelStore, PlayerSpec};
+use camelot_tournament::{fit_ratings, results_path, FitOptions, ResultRow, ResultsFile};
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

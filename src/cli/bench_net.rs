@@ -2,7 +2,7 @@
 //! GFLOP/s counted from the architecture so that it compares with a matmul peak
 //! (`scripts/matmul-peak.py`).
 
-use super::{ArchitectureArgs, RulesArgs};
+use super::{ArchitectureArgs, DeviceArgs, RulesArgs};
 use anyhow::{bail, Context, Result};
 use camelot_game::{planes_len, random_game_states, CamelotState};
 use camelot_net::{forward_flops, grid_of, parse_device, Network, TrainConfig, Trainer, TrainingSample};
@@ -32,9 +32,8 @@ pub struct NetArgs {
     /// Training steps to time (after one warm-up step).
     #[arg(long, default_value_t = 5)]
     train_steps: usize,
-    /// Device: cpu, cuda, cuda:N, wgpu.
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    #[command(flatten)]
+    device: DeviceArgs,
     /// Also run the largest batch on the CPU and fail if the outputs differ by a relative error
     /// of 1e-3 or more (for GPU devices).
     #[arg(long)]
@@ -57,7 +56,7 @@ pub fn run(args: NetArgs) -> Result<()> {
     }
     let rules = Arc::new(args.rules.ruleset()?);
     let config = args.architecture.config();
-    let device = parse_device(&args.device)?;
+    let device = args.device.device()?;
     let start = CamelotState::new(rules.clone());
     let codec = start.codec();
     let grid = grid_of(&codec);
@@ -71,7 +70,7 @@ pub fn run(args: NetArgs) -> Result<()> {
         grid.ranks,
         network.num_params(),
         flops / 1e6,
-        args.device
+        args.device.device
     );
 
     let max_batch = args.batch.iter().copied().max().unwrap_or(1).max(args.train_batch);
@@ -91,7 +90,7 @@ pub fn run(args: NetArgs) -> Result<()> {
         let value = relative_error(&got.wdl, &want.wdl);
         println!("check against cpu ({max_batch} positions): relative error policy {policy:.2e}, value {value:.2e}");
         if policy.max(value) >= 1e-3 || !policy.is_finite() || !value.is_finite() {
-            bail!("{} and cpu disagree beyond 1e-3", args.device);
+            bail!("{} and cpu disagree beyond 1e-3", args.device.device);
         }
     }
 

@@ -3,9 +3,10 @@
 //! rules work). With `--processes`, the same work in 1, 2... separate processes instead (as
 //! `camelot selfplay` workers run), to show how throughput grows with worker processes.
 
+use super::DeviceArgs;
 use anyhow::{bail, Result};
 use camelot_game::CamelotState;
-use camelot_net::{grid_of, parse_device, Network};
+use camelot_net::{grid_of, Network};
 use camelot_search::derive_seed;
 use camelot_selfplay::play::{play_selfplay_group, with_network_threads};
 use camelot_selfplay::RunConfig;
@@ -29,9 +30,8 @@ pub struct SelfplayArgs {
     /// CPU threads of each worker's network passes (so `--threads T` uses T x this cores).
     #[arg(long, default_value_t = 1)]
     network_threads: usize,
-    /// Device: cpu, cuda, cuda:N, wgpu.
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    #[command(flatten)]
+    device: DeviceArgs,
     /// Worker process counts to compare instead of threads, comma-separated: each process
     /// plays one worker's batch of games (as one `camelot selfplay` worker does per shard).
     #[arg(long, value_delimiter = ',')]
@@ -51,7 +51,7 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
     config.selfplay.resign_threshold = None;
     let rules = Arc::new(camelot_rules::Ruleset::variant(&config.variant)?);
     let codec = CamelotState::new(rules.clone()).codec();
-    let network = Network::new(&config.network, grid_of(&codec), &parse_device(&args.device)?, 1)?;
+    let network = Network::new(&config.network, grid_of(&codec), &args.device.device()?, 1)?;
     println!(
         "{}: {} network, {} games per worker batch, {} simulations ({} fast, {:.0}% full), {} plies per game, {} network thread(s) per worker",
         args.config.display(),
@@ -147,7 +147,7 @@ fn run_processes(args: &SelfplayArgs) -> Result<()> {
                     .args(["bench", "selfplay", "--config"])
                     .arg(&args.config)
                     .args(["--plies", &args.plies.to_string(), "--network-threads", &args.network_threads.to_string()])
-                    .args(["--device", &args.device, "--child", &i.to_string()])
+                    .args(["--device", &args.device.device, "--child", &i.to_string()])
                     .stdout(std::process::Stdio::piped())
                     .spawn()
             })

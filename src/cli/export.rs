@@ -3,6 +3,7 @@
 //! (docs/MODEL_FORMAT.md); optionally sample inputs with this program's outputs, to check
 //! another runtime against.
 
+use super::ModelArgs;
 use anyhow::Result;
 use camelot_net::export::{check_data, export_checkpoint, write_check_data, ExportFormat};
 use clap::{Args, ValueEnum};
@@ -20,9 +21,8 @@ enum Format {
 /// Arguments of `camelot export`.
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// Checkpoint, with or without `.safetensors`.
-    #[arg(long)]
-    model: PathBuf,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Output format.
     #[arg(long, value_enum)]
     format: Format,
@@ -55,7 +55,7 @@ pub fn run(args: ExportArgs) -> Result<()> {
         Format::Onnx => ExportFormat::Onnx,
         Format::Safetensors => ExportFormat::Safetensors,
     };
-    let exported = export_checkpoint(&args.model, format, &args.out)?;
+    let exported = export_checkpoint(&args.model.model, format, &args.out)?;
     println!(
         "wrote {} ({} bytes, {} {} network for {}) and {}",
         exported.file.display(),

@@ -3,7 +3,8 @@
 
 use super::RulesArgs;
 use anyhow::{Context, Result};
-use camelot_arena::{play_match, GameReport, MatchConfig, PlayerSpec, Tally};
+use camelot_arena::{play_match, GameReport, MatchConfig, PlayerSpec};
+use camelot_tournament::Tally;
 use clap::Args;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -21,9 +21,10 @@ mod solve;
 mod sprt;
 mod train;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use camelot_rules::{Position, Ruleset};
 use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
 
 /// camelot-zero: self-play training, evaluation and tools for Camelot and its family.
 #[derive(Parser, Debug)]
@@ -118,19 +119,95 @@ pub fn run(cli: Cli) -> Result<()> {
 /// `--variant` and `--set`: which ruleset.
 #[derive(Args, Debug, Clone)]
 pub struct RulesArgs {
-    /// Variant: camelot, camelot-cz, chivalry, chivalry-1888, cam, camette.
-    #[arg(long, default_value = "camelot")]
-    pub variant: String,
+    /// Variant: camelot, camelot-cz, chivalry, chivalry-1888, cam, camette [default: camelot,
+    /// or the variant of the `--model` given].
+    #[arg(long)]
+    pub variant: Option<String>,
     /// Override a ruleset flag, e.g. `--set charge_rule=final` (repeatable).
     #[arg(long = "set", value_name = "FLAG=VALUE")]
     pub set: Vec<String>,
 }
 
+/// The variant when neither `--variant` nor a model says which.
+pub const DEFAULT_VARIANT: &str = "camelot";
+
 impl RulesArgs {
+    /// The variant named, `camelot` when none is.
+    pub fn variant(&self) -> &str {
+        self.variant.as_deref().unwrap_or(DEFAULT_VARIANT)
+    }
+
     /// The ruleset these arguments name.
     pub fn ruleset(&self) -> Result<Ruleset> {
-        Ok(Ruleset::with_overrides(&self.variant, &self.set)?)
+        Ok(Ruleset::with_overrides(self.variant(), &self.set)?)
     }
+
+    /// The variant for a command that plays the checkpoints `models` (as given on the command
+    /// line, `DIR/latest` included): the one `--variant` names, else the first model's (read
+    /// from its card). A model of another variant is an error naming both.
+    pub fn variant_for_models(&self, models: &[&str]) -> Result<String> {
+        let mut variant = self.variant.clone();
+        for model in models {
+            let plays = model_variant(model)?;
+            match &variant {
+                None => variant = Some(plays),
+                Some(v) if *v != plays => match &self.variant {
+                    Some(_) => bail!("model `{model}`: the model plays `{plays}`, --variant says `{v}`"),
+                    None => bail!("the models disagree: `{}` plays `{v}`, `{model}` plays `{plays}`", models[0]),
+                },
+                Some(_) => {}
+            }
+        }
+        Ok(variant.unwrap_or_else(|| DEFAULT_VARIANT.to_string()))
+    }
+}
+
+/// The variant a checkpoint plays, from its card (`DIR/latest` resolved first).
+pub fn model_variant(model: &str) -> Result<String> {
+    let resolved = camelot_arena::resolve_model_path(model)?;
+    let card = camelot_net::read_card(std::path::Path::new(&resolved)).with_context(|| format!("model `{model}`"))?;
+    Ok(card.variant)
+}
+
+/// `--position`: a CPN, or the variant's start when absent.
+#[derive(Args, Debug, Clone)]
+pub struct PositionArgs {
+    /// Position as CPN (default: the variant's start).
+    #[arg(long, value_name = "CPN")]
+    pub position: Option<String>,
+}
+
+impl PositionArgs {
+    /// The position given, read under `rules`, or the variant's start.
+    pub fn position(&self, rules: &Ruleset) -> Result<Position> {
+        match self.position.as_deref() {
+            None => Ok(Position::start(rules)),
+            Some(text) => rules.parse_cpn(text).with_context(|| format!("reading --position `{text}`")),
+        }
+    }
+}
+
+/// `--device`: where a network runs.
+#[derive(Args, Debug, Clone)]
+pub struct DeviceArgs {
+    /// Device: cpu, cuda, cuda:N, wgpu.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+}
+
+impl DeviceArgs {
+    /// The device named (an error says which names there are).
+    pub fn device(&self) -> Result<camelot_net::Device> {
+        Ok(camelot_net::parse_device(&self.device)?)
+    }
+}
+
+/// `--model`: one network checkpoint that the command reads.
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// Checkpoint, with or without `.safetensors`.
+    #[arg(long, value_name = "M")]
+    pub model: PathBuf,
 }
 
 /// `--blocks` and `--channels`: a network's size.
@@ -149,13 +226,5 @@ impl ArchitectureArgs {
     pub fn config(&self) -> camelot_net::NetConfig {
         let default = camelot_net::NetConfig::default();
         camelot_net::NetConfig::new(self.blocks.unwrap_or(default.blocks), self.channels.unwrap_or(default.channels))
-    }
-}
-
-/// `--position`: a CPN, or the variant's start when absent.
-pub fn position(rules: &Ruleset, cpn: Option<&str>) -> Result<Position> {
-    match cpn {
-        None => Ok(Position::start(rules)),
-        Some(text) => rules.parse_cpn(text).with_context(|| format!("reading --position `{text}`")),
     }
 }

@@ -1,6 +1,6 @@
 //! `camelot moves`: the legal moves of a position.
 
-use super::{position, RulesArgs};
+use super::{PositionArgs, RulesArgs};
 use anyhow::Result;
 use camelot_rules::Game;
 use clap::Args;
@@ -11,16 +11,15 @@ use std::sync::Arc;
 pub struct MovesArgs {
     #[command(flatten)]
     rules: RulesArgs,
-    /// Position as CPN (default: the variant's start).
-    #[arg(long)]
-    position: Option<String>,
+    #[command(flatten)]
+    position: PositionArgs,
 }
 
 /// One `MOVE<TAB>CPN` line per legal move, sorted by the move string. On a finished game it
 /// prints no move and says on standard error who won and why.
 pub fn run(args: MovesArgs) -> Result<()> {
     let rules = Arc::new(args.rules.ruleset()?);
-    let pos = position(&rules, args.position.as_deref())?;
+    let pos = args.position.position(&rules)?;
     let game = Game::from_position(rules.clone(), pos);
     if let Some(outcome) = game.outcome() {
         eprintln!("game over: {outcome}");

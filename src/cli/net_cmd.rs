@@ -3,7 +3,7 @@
 //! win/draw/loss value and its most likely whole moves (the product of its decision
 //! probabilities along each move's legs).
 
-use super::{position, ArchitectureArgs, RulesArgs};
+use super::{ArchitectureArgs, DeviceArgs, ModelArgs, PositionArgs, RulesArgs};
 use anyhow::{bail, Context, Result};
 use camelot_game::CamelotState;
 use camelot_net::{
@@ -57,36 +57,33 @@ pub fn init(args: InitNetArgs) -> Result<()> {
 /// Arguments of `camelot eval-net`.
 #[derive(Args, Debug)]
 pub struct EvalNetArgs {
-    /// Checkpoint, with or without `.safetensors`.
-    #[arg(long)]
-    model: PathBuf,
-    /// Position in CPN (default: the start of the model's variant).
-    #[arg(long)]
-    position: Option<String>,
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    position: PositionArgs,
     /// Moves to list.
     #[arg(long, default_value_t = 10)]
     top: usize,
-    /// Device: cpu, cuda, cuda:N, wgpu.
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    #[command(flatten)]
+    device: DeviceArgs,
 }
 
 /// Runs `camelot eval-net`.
 pub fn eval(args: EvalNetArgs) -> Result<()> {
-    let device = parse_device(&args.device)?;
-    let (network, card) = load_checkpoint(&args.model, &device)?;
-    let rules = Arc::new(
-        Ruleset::variant(&card.variant)
-            .with_context(|| format!("{}: variant `{}` of the model card", args.model.display(), card.variant))?,
-    );
-    let pos = position(&rules, args.position.as_deref())?;
+    let device = args.device.device()?;
+    let (network, card) = load_checkpoint(&args.model.model, &device)?;
+    let rules =
+        Arc::new(Ruleset::variant(&card.variant).with_context(|| {
+            format!("{}: variant `{}` of the model card", args.model.model.display(), card.variant)
+        })?);
+    let pos = args.position.position(&rules)?;
     let root = CamelotState::from_position(rules.clone(), pos);
     if root.terminal().is_some() {
         bail!("the game is over in this position: nothing to evaluate");
     }
     println!(
         "model: {} ({}, {}, {} weights, step {}{})",
-        args.model.display(),
+        args.model.model.display(),
         card.variant,
         card.architecture.label(),
         card.parameters,

@@ -1,6 +1,6 @@
 //! `camelot perft`: move-generator check and speed figure.
 
-use super::{position, RulesArgs};
+use super::{PositionArgs, RulesArgs};
 use anyhow::Result;
 use clap::Args;
 use std::time::Instant;
@@ -10,9 +10,8 @@ use std::time::Instant;
 pub struct PerftArgs {
     #[command(flatten)]
     rules: RulesArgs,
-    /// Start position as CPN (default: the variant's start).
-    #[arg(long)]
-    position: Option<String>,
+    #[command(flatten)]
+    position: PositionArgs,
     /// Depth in plies.
     #[arg(long)]
     depth: u32,
@@ -24,7 +23,7 @@ pub struct PerftArgs {
 /// Prints the count as the last line of standard output; timing goes to standard error.
 pub fn run(args: PerftArgs) -> Result<()> {
     let rules = args.rules.ruleset()?;
-    let pos = position(&rules, args.position.as_deref())?;
+    let pos = args.position.position(&rules)?;
     let started = Instant::now();
     let total = if args.divide {
         let rows = rules.perft_divide(&pos, args.depth);

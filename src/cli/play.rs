@@ -1,10 +1,10 @@
 //! `camelot play`: a game in the terminal, a person against an engine, two people, or two
 //! engines. Reads standard input line by line, so it can also be driven through a pipe.
 
-use super::{position, show::draw, RulesArgs};
+use super::{show::draw, PositionArgs, RulesArgs};
 use anyhow::{Context, Result};
-use camelot_arena::input::{parse_command, resolve_move, Command, HELP};
 use camelot_arena::{derive_seed, principal_line_text, Player, PlayerSpec};
+use camelot_frontend::input::{parse_command, resolve_move, Command, HELP};
 use camelot_rules::{Color, Game, Record, Ruleset};
 use clap::Args;
 use rand::SeedableRng;
@@ -26,9 +26,8 @@ pub struct PlayArgs {
     /// Seed of the engines' random choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Start position as CPN (default: the variant's start).
-    #[arg(long)]
-    position: Option<String>,
+    #[command(flatten)]
+    position: PositionArgs,
 }
 
 /// Who sits at one side of the board.
@@ -40,7 +39,7 @@ enum Seat {
 /// Plays the game on standard input and output.
 pub fn run(args: PlayArgs) -> Result<()> {
     let rules = Arc::new(args.rules.ruleset()?);
-    let start = position(&rules, args.position.as_deref())?;
+    let start = args.position.position(&rules)?;
     let mut seats = Vec::new();
     for (index, (side, text)) in [("white", &args.white), ("black", &args.black)].into_iter().enumerate() {
         let spec = PlayerSpec::parse(text).with_context(|| format!("--{side} `{text}`"))?;

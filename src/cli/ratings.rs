@@ -2,9 +2,9 @@
 //! Elo-by-generation plot.
 
 use anyhow::{bail, Result};
-use camelot_arena::plot::PlotError;
-use camelot_arena::results::results_path;
-use camelot_arena::{fit_ratings, plot_elo_by_generation, read_results, FitOptions, ResultRow};
+use camelot_tournament::{
+    fit_ratings, plot_elo_by_generation, read_results, results_path, FitOptions, ResultRow, TournamentError,
+};
 use clap::Args;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -56,7 +56,7 @@ pub fn run(args: RatingsArgs) -> Result<()> {
     let plot = args.plot.clone().unwrap_or_else(|| path.with_file_name("elo.png"));
     match plot_elo_by_generation(&table, &plot, 900, 560) {
         Ok(()) => eprintln!("plot: {}", plot.display()),
-        Err(PlotError::NoGenerations) if args.plot.is_none() => {
+        Err(TournamentError::NoGenerations) if args.plot.is_none() => {
             eprintln!("no plot: no checkpoint player (mcts:model=.../NNNNNN) in these results")
         }
         Err(e) => return Err(e.into()),

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use camelot_net::parse_device;
 use camelot_selfplay::roles::{wait_for_run, RoleOptions};
 use camelot_selfplay::store::RunStore;
 use camelot_selfplay::{evaluator, layout, trainer, worker, Run, RunConfig};
 use clap::Args;
 
 use super::train::log_to_file;
+use super::DeviceArgs;
 
 /// What every role takes.
 #[derive(Args, Debug)]
@@ -23,9 +23,8 @@ pub struct RoleArgs {
     /// `--features s3`; credentials and endpoint from the AWS_* environment variables).
     #[arg(long)]
     run: String,
-    /// Device: cpu, cuda, cuda:N, wgpu.
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    #[command(flatten)]
+    device: DeviceArgs,
     /// Seconds between two looks at the run for new models, shards or the config.
     #[arg(long, default_value_t = 10.0)]
     poll_seconds: f64,
@@ -92,8 +91,7 @@ fn start(args: &RoleArgs, name: &str) -> Result<(RunStore, RoleOptions)> {
         signal_hook::flag::register(signal, stop.clone()).context("installing the SIGTERM/SIGINT handler")?;
     }
     let store = RunStore::open(&args.run)?;
-    let options =
-        RoleOptions { device: parse_device(&args.device)?, poll: Duration::from_secs_f64(args.poll_seconds), stop };
+    let options = RoleOptions { device: args.device.device()?, poll: Duration::from_secs_f64(args.poll_seconds), stop };
     Ok((store, options))
 }
 

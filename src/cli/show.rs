@@ -1,6 +1,6 @@
 //! `camelot show`: a position drawn with coordinates.
 
-use super::{position, RulesArgs};
+use super::{PositionArgs, RulesArgs};
 use anyhow::Result;
 use camelot_rules::{Color, Position, Ruleset, Square};
 use clap::Args;
@@ -10,15 +10,14 @@ use clap::Args;
 pub struct ShowArgs {
     #[command(flatten)]
     rules: RulesArgs,
-    /// Position as CPN (default: the variant's start).
-    #[arg(long)]
-    position: Option<String>,
+    #[command(flatten)]
+    position: PositionArgs,
 }
 
 /// Prints the board.
 pub fn run(args: ShowArgs) -> Result<()> {
     let rules = args.rules.ruleset()?;
-    let pos = position(&rules, args.position.as_deref())?;
+    let pos = args.position.position(&rules)?;
     print!("{}", draw(&rules, &pos));
     Ok(())
 }

@@ -5,8 +5,8 @@
 use super::arena::GameArgs;
 use super::RulesArgs;
 use anyhow::{Context, Result};
-use camelot_arena::results::results_path;
-use camelot_arena::{run_sprt, ModelStore, PlayerSpec, ResultsFile, SprtConfig, SprtStatus};
+use camelot_arena::{run_sprt, ModelStore, PlayerSpec};
+use camelot_tournament::{results_path, ResultsFile, Sprt, SprtConfig, SprtStatus};
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -64,7 +64,7 @@ pub fn run(args: SprtArgs) -> Result<()> {
     );
     let started = Instant::now();
     let models = ModelStore::new();
-    let mut on_pair = |test: &camelot_arena::Sprt, rows: &[camelot_arena::ResultRow]| {
+    let mut on_pair = |test: &Sprt, rows: &[camelot_tournament::ResultRow]| {
         if let Some(file) = file.as_mut() {
             for row in rows {
                 file.append(row)?;

@@ -1,8 +1,8 @@
 //! `camelot train`: the generation loop with progress bars and a log in the run directory;
 //! `camelot games`: a run's self-play games in notation.
 
+use super::DeviceArgs;
 use anyhow::{bail, Context, Result};
-use camelot_net::parse_device;
 use camelot_selfplay::record::replay_moves;
 use camelot_selfplay::store::{is_url, RunStore};
 use camelot_selfplay::{layout, Event, Observer, Run, RunConfig, RunOptions};
@@ -27,9 +27,8 @@ pub struct TrainArgs {
     /// --allow-config-change).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Device: cpu, cuda, cuda:N, wgpu.
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    #[command(flatten)]
+    device: DeviceArgs,
     /// Resume even though the config differs from the run's run.toml (the change is logged).
     #[arg(long)]
     allow_config_change: bool,
@@ -133,7 +132,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
     let config = RunConfig::load_with_overrides(&args.config, &args.set)?;
     start_logging(&args.run)?;
     let options = RunOptions {
-        device: parse_device(&args.device)?,
+        device: args.device.device()?,
         allow_config_change: args.allow_config_change,
         stop_after: args.generations_now,
     };
@@ -175,7 +174,7 @@ pub struct GamesArgs {
 
 /// Runs `camelot games`.
 pub fn games(args: GamesArgs) -> Result<()> {
-    let run = open_run(&args.run, parse_device("cpu")?)?;
+    let run = open_run(&args.run, camelot_net::parse_device("cpu")?)?;
     let (config, rules) = (&run.config, &run.rules);
     let generation = match args.generation {
         Some(g) => g,
@@ -252,9 +251,8 @@ pub struct EvaluateArgs {
     /// Also append the games to DIR/results.csv (the arena format; `camelot ratings DIR`).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Device: cpu, cuda, cuda:N, wgpu.
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    #[command(flatten)]
+    device: DeviceArgs,
 }
 
 /// Runs `camelot evaluate`: a run's network against opponents with the run's own evaluation
@@ -263,7 +261,7 @@ pub fn evaluate(args: EvaluateArgs) -> Result<()> {
     if args.games == 0 || !args.games.is_multiple_of(2) {
         bail!("--games must be even and positive (each opening is played with both colours), got {}", args.games);
     }
-    let mut run = open_run(&args.run, parse_device(&args.device)?)?;
+    let mut run = open_run(&args.run, args.device.device()?)?;
     if let Some(sims) = args.simulations {
         if sims == 0 {
             bail!("--simulations must be at least 1");
@@ -276,7 +274,7 @@ pub fn evaluate(args: EvaluateArgs) -> Result<()> {
     };
     let config = &run.config;
     let mut results = match &args.out {
-        Some(out) => Some(camelot_arena::ResultsFile::open(&out.join("results.csv"))?),
+        Some(out) => Some(camelot_tournament::ResultsFile::open(&out.join("results.csv"))?),
         None => None,
     };
     println!(

@@ -4,7 +4,7 @@
 //! of seed `s` is the same position for every pairing (`k` random plies drawn from
 //! `derive_seed(s, 1, k)`, as `camelot match` draws them), and every pairing plays each of its
 //! openings twice with the colours swapped. A game's random streams derive from the seed, the
-//! two specs and the opening, so a game is fixed by its [`crate::results::GameKey`] whatever
+//! two specs and the opening, so a game is fixed by its [`camelot_tournament::GameKey`] whatever
 //! the thread count or the order of play: that is what makes an arena resumable (skip the keys
 //! already in `results.csv`) and reproducible.
 //!
@@ -18,10 +18,10 @@ use crate::error::ArenaError;
 use crate::lockstep::{is_batched, run_lockstep, GameSetup, LockstepConfig, DEFAULT_GAMES_PER_THREAD};
 use crate::matches::{derive_seed, play_out, random_opening, Finished, STREAM_A, STREAM_B, STREAM_OPENING};
 use crate::mcts::ModelStore;
-use crate::results::{GameKey, GameResult, ResultRow};
 use crate::spec::PlayerSpec;
-use crate::sprt::{Sprt, SprtConfig, SprtStatus};
 use camelot_rules::{Color, Ruleset};
+use camelot_tournament::{GameKey, GameResult, ResultRow};
+use camelot_tournament::{Sprt, SprtConfig, SprtStatus};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;

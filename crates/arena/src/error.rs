@@ -82,9 +82,9 @@ pub enum ArenaError {
         /// What went wrong.
         reason: String,
     },
-    /// The results file could not be read or written.
+    /// The results file could not be read or written, or ratings not fitted.
     #[error(transparent)]
-    Results(#[from] crate::results::ResultsError),
+    Tournament(#[from] camelot_tournament::TournamentError),
     /// `human` outside the terminal game.
     #[error("player `human` can only sit at `camelot play`, which reads the person's moves from the terminal")]
     HumanNeedsTerminal,

@@ -2,12 +2,13 @@
 //! game pairs, the SPRT driver and a network player from a checkpoint.
 
 use camelot_arena::{
-    fit_ratings, pair_schedule, play_games, play_pairs, play_scheduled_game, resolve_model_path, round_robin, run_sprt,
-    ArenaConfig, FitOptions, GameResult, ModelStore, PlayerSpec, ResultRow, ResultsFile, SprtConfig,
+    pair_schedule, play_games, play_pairs, play_scheduled_game, resolve_model_path, round_robin, run_sprt, ArenaConfig,
+    ModelStore, PlayerSpec,
 };
 use camelot_game::CamelotState;
 use camelot_net::{grid_of, parse_device, save_checkpoint, CheckpointInfo, NetConfig, Network};
 use camelot_rules::Ruleset;
+use camelot_tournament::{fit_ratings, FitOptions, GameResult, ResultRow, ResultsFile, SprtConfig};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
@@ -64,7 +65,7 @@ fn an_arena_resumes_without_replaying_and_rates_the_players() {
     assert_eq!(play(&schedule[..3]).len(), 3);
     assert_eq!(play(&schedule).len(), 3);
     assert_eq!(play(&schedule).len(), 0, "nothing left to play");
-    let rows = camelot_arena::read_results(&path).expect("reads");
+    let rows = camelot_tournament::read_results(&path).expect("reads");
     assert_eq!(rows.len(), 6);
     let alone = play_games(&rules, &schedule[4..5], &config, &models, &|_| Ok(())).expect("plays");
     let recorded = rows.iter().find(|r| r.key() == schedule[4].key(rules.name(), config.seed)).expect("recorded");
@@ -90,7 +91,7 @@ fn game_pairs_and_the_sprt_driver() {
 
     let sprt = SprtConfig { elo0: 0.0, elo1: 200.0, alpha: 0.1, beta: 0.1 };
     let mut seen = 0;
-    let mut on_pair = |_: &camelot_arena::Sprt, pair: &[ResultRow]| {
+    let mut on_pair = |_: &camelot_tournament::Sprt, pair: &[ResultRow]| {
         assert_eq!(pair.len(), 2);
         seen += 1;
         Ok(())
@@ -98,7 +99,7 @@ fn game_pairs_and_the_sprt_driver() {
     let report = run_sprt(&rules, &a, &b, &sprt, 30, &config, &models, &mut on_pair).expect("runs");
     assert_eq!(report.rows.len() as u64, 2 * report.sprt.pairs());
     assert_eq!(seen, report.sprt.pairs());
-    assert_eq!(report.status, camelot_arena::SprtStatus::AcceptH1, "{}", report.sprt.summary_line());
+    assert_eq!(report.status, camelot_tournament::SprtStatus::AcceptH1, "{}", report.sprt.summary_line());
 }
 
 #[test]

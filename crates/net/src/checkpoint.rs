@@ -2,8 +2,7 @@
 //! for exact resume. Every file is written to a temporary name, synced and renamed; a file that
 //! is truncated, corrupt or made for another variant or encoding is refused whole.
 
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use burn::store::{ModuleSnapshot, SafetensorsStore};
@@ -101,31 +100,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory, synced and renamed,
-/// so that readers see the old file or the whole new one, never a torn one. Refuses to replace
-/// an existing file unless `replace`.
+/// Writes `bytes` to `path` through [`camelot_rules::fsio::write_atomic`] (a synced temporary
+/// file in the same directory, renamed), so that readers see the old file or the whole new one,
+/// never a torn one. Refuses to replace an existing file unless `replace`; errors name the file.
 pub fn write_atomic(path: &Path, bytes: &[u8], replace: bool) -> Result<(), NetError> {
-    if !replace && path.exists() {
-        return Err(NetError::checkpoint(path, "already exists; refusing to overwrite it"));
-    }
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(|e| NetError::io(dir, e))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut file = File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)?;
-        // The rename itself must reach the disk too.
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        NetError::io(path, e)
+    camelot_rules::fsio::write_atomic(path, bytes, replace).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => NetError::checkpoint(path, "already exists; refusing to overwrite it"),
+        _ => NetError::io(path, e),
     })
 }
 

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::game::Game;
-use crate::notation::strip_move_number;
+use crate::move_input::strip_move_number;
 use crate::ruleset::Ruleset;
 use crate::square::Color;
 use std::sync::Arc;

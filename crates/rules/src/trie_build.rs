@@ -14,8 +14,9 @@
 //! ([`Ruleset::leg_trie_deferring_canters`], [`Ruleset::deferred_canter_trie`]).
 
 use crate::bitboard::Bitboard;
+use crate::canonical::CanterTree;
 use crate::movegen::Context;
-use crate::notation::{written_keys, CanterTree, FlatPaths};
+use crate::notation::{written_keys, FlatPaths};
 use crate::position::Position;
 use crate::ruleset::{ChargeRule, Ruleset};
 use crate::square::{Square, DIRECTIONS};

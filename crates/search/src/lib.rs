@@ -48,6 +48,7 @@
 
 #![warn(missing_docs)]
 
+mod backup;
 mod config;
 mod error;
 mod eval;
@@ -55,6 +56,7 @@ mod game;
 mod gumbel;
 mod noise;
 mod search;
+mod select;
 mod seed;
 mod tree;
 

@@ -6,10 +6,8 @@
 
 use std::sync::atomic::Ordering;
 
-use camelot_arena::{
-    gauntlet, pair_schedule, play_games, run_sprt, ArenaConfig, ModelStore, PlayerSpec, ResultRow, SprtConfig,
-    SprtStatus, Tally, RESULTS_HEADER,
-};
+use camelot_arena::{gauntlet, pair_schedule, play_games, run_sprt, ArenaConfig, ModelStore, PlayerSpec};
+use camelot_tournament::{ResultRow, Sprt, SprtConfig, SprtStatus, Tally, RESULTS_HEADER};
 
 use crate::error::SelfplayError;
 use crate::layout;
@@ -170,7 +168,7 @@ fn gate(
     let other = spec(run, &run.player_spec(against))?;
     observer.event(Event::Phase { generation: g, name: "gate", total: s.max_pairs as u64 });
     let config = arena_config(run, run.seed(GATE_STREAM, g as u64));
-    let mut on_pair = |sprt: &camelot_arena::Sprt, _: &[ResultRow]| {
+    let mut on_pair = |sprt: &Sprt, _: &[ResultRow]| {
         observer.event(Event::Progress { done: 1, message: sprt.summary_line() });
         Ok(())
     };

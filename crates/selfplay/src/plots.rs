@@ -2,12 +2,13 @@
 //! by generation, and Elo by generation from the arena results. Drawn with plotters' bitmap
 //! backend and the bundled DejaVu Sans font (`assets/fonts`), so no system font or graphics
 //! library is needed. Plots are derived from the CSV files and redrawn after every generation;
-//! each is drawn to a temporary name and renamed, so a crash never leaves a torn PNG.
+//! each is drawn in memory and written atomically (`camelot_tournament::write_png`), so a crash
+//! never leaves a torn PNG.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use camelot_arena::{fit_ratings, plot_elo_by_generation, read_results, FitOptions};
+use camelot_tournament::{fit_ratings, plot_elo_by_generation, read_results, register_bundled_font, write_png, FitOptions};
 use plotters::prelude::*;
 
 use crate::layout;
@@ -139,20 +140,12 @@ fn draw_elo(results: &Path, out: &Path) -> Result<bool, String> {
         return Ok(false);
     }
     let table = fit_ratings(&rows, &FitOptions::default()).map_err(|e| e.to_string())?;
-    let temp = temp_name(out);
-    plot_elo_by_generation(&table, &temp, WIDTH, HEIGHT).map_err(|e| e.to_string())?;
-    std::fs::rename(&temp, out).map_err(|e| e.to_string())?;
+    plot_elo_by_generation(&table, out, WIDTH, HEIGHT).map_err(|e| e.to_string())?;
     Ok(true)
 }
 
-fn temp_name(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    // Keep the extension last: plotters picks the image format from it.
-    path.with_file_name(format!(".tmp-{name}"))
-}
-
-/// A line chart of `lines` into `path` (through a temporary file); `Ok(false)` when there is
-/// nothing to draw.
+/// A line chart of `lines` into `path` (drawn in memory, written by the one PNG writer);
+/// `Ok(false)` when there is nothing to draw.
 fn draw_lines(
     path: &Path,
     title: &str,
@@ -164,7 +157,7 @@ fn draw_lines(
     if lines.iter().all(|s| s.points.is_empty()) {
         return Ok(false);
     }
-    camelot_arena::plot::register_bundled_font();
+    register_bundled_font();
     let all = || lines.iter().flat_map(|s| s.points.iter());
     let x_min = all().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let x_max = all().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max).max(x_min + 1.0);
@@ -173,10 +166,10 @@ fn draw_lines(
         let hi = all().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
         (lo, hi + (hi - lo).abs() * 0.05 + 1e-6)
     });
-    let temp = temp_name(path);
     let err = |e: &dyn std::fmt::Display| e.to_string();
+    let mut pixels = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     {
-        let root = BitMapBackend::new(&temp, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = BitMapBackend::with_buffer(&mut pixels, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 22))
@@ -215,7 +208,7 @@ fn draw_lines(
             .map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }
-    std::fs::rename(&temp, path).map_err(|e| err(&e))?;
+    write_png(path, pixels, WIDTH, HEIGHT).map_err(|e| err(&e))?;
     Ok(true)
 }
 

@@ -32,6 +32,7 @@
 //! The anchor is `random` at 0 when it played, else [`FitOptions::anchor`] or the first player
 //! in the rows.
 
+use crate::error::TournamentError;
 use crate::results::ResultRow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -61,29 +62,6 @@ impl Default for FitOptions {
     fn default() -> FitOptions {
         FitOptions { prior_draws: 1.0, anchor: None }
     }
-}
-
-/// Why ratings could not be fitted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RatingsError {
-    /// No games to rate.
-    #[error("no games to rate")]
-    NoGames,
-    /// Players not linked by games: their relative ratings are unknown.
-    #[error("players not connected by games: {{{}}} never met {{{}}}, directly or through others", .first.join(", "), .second.join(", "))]
-    Disconnected {
-        /// One group of players.
-        first: Vec<String>,
-        /// Players outside that group.
-        second: Vec<String>,
-    },
-    /// The requested anchor did not play.
-    #[error("anchor `{0}` played no game in these results")]
-    UnknownAnchor(String),
-    /// The Newton iteration failed (a singular information matrix: e.g. every game drawn and
-    /// `prior_draws` 0).
-    #[error("the rating fit did not converge: {0}")]
-    NoConvergence(String),
 }
 
 /// One player's line of the table.
@@ -344,9 +322,9 @@ fn cholesky_solve(l: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
 
 /// Fits Bradley-Terry-Davidson ratings with a white advantage to `rows` (see the module
 /// documentation). Players are named by their spec strings as written in the rows.
-pub fn fit_ratings(rows: &[ResultRow], options: &FitOptions) -> Result<RatingTable, RatingsError> {
+pub fn fit_ratings(rows: &[ResultRow], options: &FitOptions) -> Result<RatingTable, TournamentError> {
     if rows.is_empty() {
-        return Err(RatingsError::NoGames);
+        return Err(TournamentError::NoGames);
     }
     let mut names: Vec<String> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -399,7 +377,7 @@ pub fn fit_ratings(rows: &[ResultRow], options: &FitOptions) -> Result<RatingTab
     let root0 = find(&mut parent, 0);
     let (first, second): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| find(&mut parent, i) == root0);
     if !second.is_empty() {
-        return Err(RatingsError::Disconnected {
+        return Err(TournamentError::Disconnected {
             first: first.iter().map(|&i| names[i].clone()).collect(),
             second: second.iter().map(|&i| names[i].clone()).collect(),
         });
@@ -407,7 +385,7 @@ pub fn fit_ratings(rows: &[ResultRow], options: &FitOptions) -> Result<RatingTab
     let anchor = if let Some(&r) = index.get("random") {
         r
     } else if let Some(a) = &options.anchor {
-        *index.get(a).ok_or_else(|| RatingsError::UnknownAnchor(a.clone()))?
+        *index.get(a).ok_or_else(|| TournamentError::UnknownAnchor(a.clone()))?
     } else {
         0
     };
@@ -438,7 +416,7 @@ pub fn fit_ratings(rows: &[ResultRow], options: &FitOptions) -> Result<RatingTab
         let neg: Vec<Vec<f64>> = free.iter().map(|&i| free.iter().map(|&j| -hess[i][j]).collect()).collect();
         let g: Vec<f64> = free.iter().map(|&i| grad[i]).collect();
         let l = cholesky(&neg).ok_or_else(|| {
-            RatingsError::NoConvergence("the information matrix is singular (too few decisive games?)".to_string())
+            TournamentError::NoConvergence("the information matrix is singular (too few decisive games?)".to_string())
         })?;
         let step = cholesky_solve(&l, &g);
         let mut t = 1.0;
@@ -464,12 +442,13 @@ pub fn fit_ratings(rows: &[ResultRow], options: &FitOptions) -> Result<RatingTab
         }
     }
     if !converged {
-        return Err(RatingsError::NoConvergence("200 Newton steps without settling".to_string()));
+        return Err(TournamentError::NoConvergence("200 Newton steps without settling".to_string()));
     }
     let (_, hess) = model.derivatives(&beta);
     let neg: Vec<Vec<f64>> = free.iter().map(|&i| free.iter().map(|&j| -hess[i][j]).collect()).collect();
-    let l = cholesky(&neg)
-        .ok_or_else(|| RatingsError::NoConvergence("the information matrix is singular at the optimum".to_string()))?;
+    let l = cholesky(&neg).ok_or_else(|| {
+        TournamentError::NoConvergence("the information matrix is singular at the optimum".to_string())
+    })?;
     // Covariance over the free parameters: solve for each unit vector.
     let m = free.len();
     let mut cov_free = vec![vec![0.0; m]; m];

@@ -187,7 +187,7 @@ fn reason(status: u16) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::serve::api::Settings;
+    use crate::serve::api::Settings;
     use camelot_arena::PlayerSpec;
 
     /// A connection: what the client sent, and what the server wrote back.

@@ -1,6 +1,6 @@
 //! A person's input: commands and moves typed with an unambiguous part of their path.
 
-use camelot_arena::input::{parse_command, resolve_move, Command, MoveInputError};
+use camelot_frontend::input::{parse_command, resolve_move, Command, MoveInputError};
 use camelot_rules::{Game, Ruleset};
 use std::sync::Arc;
 

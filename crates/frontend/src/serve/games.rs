@@ -1,8 +1,8 @@
 //! The games the page plays, one per game id (each browser tab starts its own), and each game
 //! as the JSON the page draws from.
 
-use crate::cli::engine::info::score_field;
-use crate::cli::engine::seat::Seat;
+use crate::engine::info::score_field;
+use crate::engine::seat::EngineSeat;
 use camelot_arena::{principal_line_text, Choice, ModelStore, PlayerSpec};
 use camelot_rules::{Color, Game, Path, Position, Role, Ruleset, Square};
 use serde::Serialize;
@@ -27,7 +27,7 @@ pub struct GameSlot {
     pub human: Color,
     /// The game so far.
     pub game: Game,
-    seat: Seat,
+    seat: EngineSeat,
     /// This game's number on the server, one stream of the engine's seeds.
     index: u64,
     /// The engine's last move, shown until the person moves.
@@ -129,7 +129,7 @@ impl GameSlot {
         seed: u64,
         index: u64,
     ) -> Result<GameSlot, String> {
-        let mut seat = Seat::new();
+        let mut seat = EngineSeat::new();
         seat.prepare(&spec, &rules, models, seed, index)?;
         Ok(GameSlot { id, spec, human, game: Game::new(rules), seat, index, reply: None })
     }

@@ -12,17 +12,20 @@
 //!
 //! One process writes a results file at a time (the arena or the trainer, not both at once).
 
+use crate::error::TournamentError;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::HashSet;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-/// The header line of a results file (without its newline).
+/// The header line of a results file (without its newline): the field names of [`ResultRow`],
+/// in order.
 pub const RESULTS_HEADER: &str = "variant,white,black,result,plies,reason,seed,opening,moves";
 
-/// Number of columns in a row.
-const COLUMNS: usize = 9;
+/// The columns, in order (the header split at its commas).
+const COLUMN_NAMES: [&str; 9] = ["variant", "white", "black", "result", "plies", "reason", "seed", "opening", "moves"];
 
 /// A game's result from White's point of view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,14 +68,56 @@ impl GameResult {
     }
 }
 
+impl Serialize for GameResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for GameResult {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<GameResult, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        GameResult::parse(&text).ok_or_else(|| serde::de::Error::custom(format!("`{text}` is not 1-0, 1/2-1/2 or 0-1")))
+    }
+}
+
+/// Reads a whole number (spaces around it allowed) of column `column`, saying which text is
+/// not one. (csv's errors from inside a field's deserializer do not carry the column, so the
+/// message names it.)
+fn whole_number<'de, D: Deserializer<'de>, T: TryFrom<u64>>(deserializer: D, column: &str) -> Result<T, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    let n: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| serde::de::Error::custom(format!("column `{column}`: `{text}` is not a whole number")))?;
+    T::try_from(n).map_err(|_| serde::de::Error::custom(format!("column `{column}`: `{text}` is too large")))
+}
+
+fn plies_column<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    whole_number(deserializer, "plies")
+}
+
+fn seed_column<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    whole_number(deserializer, "seed")
+}
+
+fn opening_column<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    whole_number(deserializer, "opening")
+}
+
+fn result_column<'de, D: Deserializer<'de>>(deserializer: D) -> Result<GameResult, D::Error> {
+    GameResult::deserialize(deserializer).map_err(|e| serde::de::Error::custom(format!("column `result`: {e}")))
+}
+
 impl fmt::Display for GameResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// One finished game: a row of `results.csv`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One finished game: a row of `results.csv`, its fields the columns in order (serde reads
+/// and writes the row through the `csv` crate).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResultRow {
     /// The ruleset's name (`camelot`, `cam`, ...).
     pub variant: String,
@@ -81,16 +126,20 @@ pub struct ResultRow {
     /// Black's canonical spec string.
     pub black: String,
     /// The result.
+    #[serde(deserialize_with = "result_column")]
     pub result: GameResult,
     /// Plies played, the random opening included.
+    #[serde(deserialize_with = "plies_column")]
     pub plies: u32,
     /// How the game ended, in words (may be empty).
     pub reason: String,
     /// The match's master seed; with `opening` it fixes the opening and the players' random
     /// streams.
+    #[serde(deserialize_with = "seed_column")]
     pub seed: u64,
     /// Index of the opening in the seeded book: opening `k` of seed `s` is the same position
     /// in every pairing, and each pairing plays it once with each colour assignment.
+    #[serde(deserialize_with = "opening_column")]
     pub opening: u32,
     /// The game in notation (`1.I8-J9 H11-H10 2.... 1-0`), opening included.
     pub moves: String,
@@ -130,130 +179,70 @@ impl ResultRow {
             .has_headers(false)
             .terminator(csv::Terminator::Any(b'\n'))
             .from_writer(Vec::new());
-        let plies = self.plies.to_string();
-        let seed = self.seed.to_string();
-        let opening = self.opening.to_string();
-        // Writing to a Vec cannot fail.
-        let _ = writer.write_record([
-            self.variant.as_str(),
-            &self.white,
-            &self.black,
-            self.result.as_str(),
-            &plies,
-            &self.reason,
-            &seed,
-            &opening,
-            &self.moves,
-        ]);
+        // Serialising plain strings and numbers into a Vec cannot fail.
+        let _ = writer.serialize(self);
         let bytes = writer.into_inner().unwrap_or_default();
         String::from_utf8_lossy(&bytes).into_owned()
     }
 }
 
-/// A results file that cannot be read or written. Every variant names the file, and the line
-/// and column where there is one.
-#[derive(Debug, thiserror::Error)]
-pub enum ResultsError {
-    /// An I/O error on the file.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// A line that is not a valid row.
-    #[error("{}:{line}: {reason}", path.display())]
-    BadRow {
-        /// The file.
-        path: PathBuf,
-        /// The line number (1-based; the header is line 1).
-        line: usize,
-        /// What is wrong, naming the column.
-        reason: String,
-    },
-}
-
-fn io_error(path: &Path) -> impl Fn(std::io::Error) -> ResultsError + '_ {
-    move |source| ResultsError::Io { path: path.to_path_buf(), source }
-}
-
 /// Parses the complete lines of `text` (a torn last line is left out). Returns the rows and
 /// the byte length of the complete part.
-fn parse_rows(path: &Path, text: &str) -> Result<(Vec<ResultRow>, usize), ResultsError> {
+fn parse_rows(path: &Path, text: &str) -> Result<(Vec<ResultRow>, usize), TournamentError> {
     let complete = text.rfind('\n').map_or(0, |i| i + 1);
     let mut rows = Vec::new();
     let mut reader =
         csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(&text.as_bytes()[..complete]);
     let mut record = csv::StringRecord::new();
-    let mut first = true;
+    let mut header: Option<csv::StringRecord> = None;
     loop {
         let line = reader.position().line() as usize;
-        let more = reader.read_record(&mut record).map_err(|e| ResultsError::BadRow {
-            path: path.to_path_buf(),
-            line,
-            reason: format!("not CSV: {e}"),
-        })?;
+        let bad = |reason: String| TournamentError::BadRow { path: path.to_path_buf(), line, reason };
+        let more = reader.read_record(&mut record).map_err(|e| bad(format!("not CSV: {e}")))?;
         if !more {
             break;
         }
-        let bad = |reason: String| ResultsError::BadRow { path: path.to_path_buf(), line, reason };
-        if first {
-            first = false;
-            let header: Vec<&str> = record.iter().collect();
-            if header.join(",") != RESULTS_HEADER {
-                return Err(bad(format!("the header must be `{RESULTS_HEADER}`, found `{}`", header.join(","))));
+        let Some(header) = &header else {
+            let found: Vec<&str> = record.iter().collect();
+            if found.join(",") != RESULTS_HEADER {
+                return Err(bad(format!("the header must be `{RESULTS_HEADER}`, found `{}`", found.join(","))));
             }
+            header = Some(record.clone());
             continue;
-        }
+        };
         if record.len() == 1 && record.get(0).is_some_and(|f| f.trim().is_empty()) {
             continue;
         }
-        if record.len() != COLUMNS {
-            return Err(bad(format!("{} columns, expected {COLUMNS} ({RESULTS_HEADER})", record.len())));
+        if record.len() != COLUMN_NAMES.len() {
+            return Err(bad(format!("{} columns, expected {} ({RESULTS_HEADER})", record.len(), COLUMN_NAMES.len())));
         }
-        let field = |i: usize| record.get(i).unwrap_or("");
-        let number = |i: usize, name: &str| -> Result<u64, ResultsError> {
-            field(i)
-                .trim()
-                .parse::<u64>()
-                .map_err(|_| bad(format!("column `{name}`: `{}` is not a whole number", field(i))))
-        };
-        let result = GameResult::parse(field(3))
-            .ok_or_else(|| bad(format!("column `result`: `{}` is not 1-0, 1/2-1/2 or 0-1", field(3))))?;
-        let plies = u32::try_from(number(4, "plies")?).map_err(|_| bad("column `plies`: too large".to_string()))?;
-        let opening =
-            u32::try_from(number(7, "opening")?).map_err(|_| bad("column `opening`: too large".to_string()))?;
-        for (i, name) in [(0, "variant"), (1, "white"), (2, "black")] {
-            if field(i).trim().is_empty() {
+        let row: ResultRow = record.deserialize(Some(header)).map_err(|e| match e.kind() {
+            csv::ErrorKind::Deserialize { err, .. } => match err.field().and_then(|i| COLUMN_NAMES.get(i as usize)) {
+                Some(column) => bad(format!("column `{column}`: {}", err.kind())),
+                None => bad(err.kind().to_string()),
+            },
+            _ => bad(format!("not a row: {e}")),
+        })?;
+        for (name, value) in [("variant", &row.variant), ("white", &row.white), ("black", &row.black)] {
+            if value.trim().is_empty() {
                 return Err(bad(format!("column `{name}` is empty")));
             }
         }
-        rows.push(ResultRow {
-            variant: field(0).to_string(),
-            white: field(1).to_string(),
-            black: field(2).to_string(),
-            result,
-            plies,
-            reason: field(5).to_string(),
-            seed: number(6, "seed")?,
-            opening,
-            moves: field(8).to_string(),
-        });
+        rows.push(row);
     }
     Ok((rows, complete))
 }
 
 /// Reads every complete row of the results file at `path`; a torn last line (a crash during
 /// an append) is ignored. A missing file reads as no rows.
-pub fn read_results(path: &Path) -> Result<Vec<ResultRow>, ResultsError> {
+pub fn read_results(path: &Path) -> Result<Vec<ResultRow>, TournamentError> {
     let mut text = String::new();
     match File::open(path) {
         Ok(mut file) => {
-            file.read_to_string(&mut text).map_err(io_error(path))?;
+            file.read_to_string(&mut text).map_err(TournamentError::io(path))?;
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_error(path)(e)),
+        Err(e) => return Err(TournamentError::io(path)(e)),
     }
     Ok(parse_rows(path, &text)?.0)
 }
@@ -281,9 +270,9 @@ impl ResultsFile {
     /// Opens (or creates, with its header, and its directory) the results file at `path`,
     /// reading the rows already there. A torn last line is cut off so that appends start on a
     /// fresh line.
-    pub fn open(path: &Path) -> Result<ResultsFile, ResultsError> {
+    pub fn open(path: &Path) -> Result<ResultsFile, TournamentError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io_error(dir))?;
+            std::fs::create_dir_all(dir).map_err(TournamentError::io(dir))?;
         }
         let existed = path.exists();
         let mut file = OpenOptions::new()
@@ -292,19 +281,19 @@ impl ResultsFile {
             .create(true)
             .truncate(false)
             .open(path)
-            .map_err(io_error(path))?;
+            .map_err(TournamentError::io(path))?;
         let mut text = String::new();
-        file.read_to_string(&mut text).map_err(io_error(path))?;
+        file.read_to_string(&mut text).map_err(TournamentError::io(path))?;
         let (rows, complete) = parse_rows(path, &text)?;
         if complete < text.len() {
-            file.set_len(complete as u64).map_err(io_error(path))?;
+            file.set_len(complete as u64).map_err(TournamentError::io(path))?;
         }
-        file.seek(SeekFrom::End(0)).map_err(io_error(path))?;
+        file.seek(SeekFrom::End(0)).map_err(TournamentError::io(path))?;
         if complete == 0 {
-            file.write_all(format!("{RESULTS_HEADER}\n").as_bytes()).map_err(io_error(path))?;
-            file.sync_all().map_err(io_error(path))?;
+            file.write_all(format!("{RESULTS_HEADER}\n").as_bytes()).map_err(TournamentError::io(path))?;
+            file.sync_all().map_err(TournamentError::io(path))?;
             if !existed {
-                sync_dir(path);
+                camelot_rules::fsio::sync_parent_dir(path);
             }
         }
         let keys = rows.iter().map(ResultRow::key).collect();
@@ -328,26 +317,16 @@ impl ResultsFile {
 
     /// Appends `row` as one complete line and syncs the file. Returns `false` (and writes
     /// nothing) if a row with the same [`GameKey`] is already in the file.
-    pub fn append(&mut self, row: &ResultRow) -> Result<bool, ResultsError> {
+    pub fn append(&mut self, row: &ResultRow) -> Result<bool, TournamentError> {
         let key = row.key();
         if self.keys.contains(&key) {
             return Ok(false);
         }
         let line = row.to_line();
-        self.file.write_all(line.as_bytes()).map_err(io_error(&self.path))?;
-        self.file.sync_data().map_err(io_error(&self.path))?;
+        self.file.write_all(line.as_bytes()).map_err(TournamentError::io(&self.path))?;
+        self.file.sync_data().map_err(TournamentError::io(&self.path))?;
         self.keys.insert(key);
         self.rows.push(row.clone());
         Ok(true)
-    }
-}
-
-/// Syncs the directory holding `path`, so that a newly created file survives a crash (best
-/// effort: not every platform can open a directory).
-fn sync_dir(path: &Path) {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
     }
 }

@@ -1,8 +1,8 @@
 //! SPRT on simulated matches: its error rates are near alpha and beta, and it moves the right
 //! way.
 
-use camelot_arena::sprt::{logistic_elo, logistic_score};
-use camelot_arena::{Sprt, SprtConfig, SprtStatus};
+use camelot_tournament::sprt::{logistic_elo, logistic_score};
+use camelot_tournament::{Sprt, SprtConfig, SprtStatus};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -1,8 +1,9 @@
 //! Ratings on synthetic players with known Elo: the fit recovers them, and the 95% intervals
-//! cover the truth about 95% of the time.
+//! cover the truth about 95% of the time. The Elo plot of a fit: a PNG of the requested size,
+//! written atomically.
 
-use camelot_arena::ratings::generation_of;
-use camelot_arena::{fit_ratings, FitOptions, GameResult, RatingsError, ResultRow};
+use camelot_tournament::generation_of;
+use camelot_tournament::{fit_ratings, plot_elo_by_generation, FitOptions, GameResult, ResultRow, TournamentError};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -130,12 +131,13 @@ fn a_clean_sweep_stays_finite_and_disconnected_players_are_refused() {
     split.push(row("x", "y", GameResult::Draw, 0));
     split.push(row("y", "x", GameResult::WhiteWins, 0));
     match fit_ratings(&split, &FitOptions::default()) {
-        Err(RatingsError::Disconnected { first, second }) => {
+        Err(TournamentError::Disconnected { first, second }) => {
             assert!(first.contains(&"uct".to_string()) && second.contains(&"x".to_string()));
         }
         other => panic!("expected a disconnection error, got {other:?}"),
     }
-    assert_eq!(fit_ratings(&[], &FitOptions::default()), Err(RatingsError::NoGames));
+    let none = fit_ratings(&[], &FitOptions::default());
+    assert!(matches!(none, Err(TournamentError::NoGames)), "{none:?}");
 }
 
 #[test]
@@ -144,4 +146,37 @@ fn generations_come_from_checkpoint_names() {
     assert_eq!(generation_of("mcts:model=runs/x/models/000003.safetensors"), Some(3));
     assert_eq!(generation_of("mcts:model=runs/x/latest,sims=200"), None);
     assert_eq!(generation_of("uct:sims=400"), None);
+}
+
+#[test]
+fn the_plot_is_a_png_of_the_requested_size() {
+    let dir = std::env::temp_dir().join(format!("camelot-tournament-plot-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let gen = |g: u32| format!("mcts:model=runs/x/models/{g:06},sims=20");
+    let mut rows = Vec::new();
+    for k in 0..6 {
+        rows.push(row(&gen(1), "random", GameResult::WhiteWins, k));
+        rows.push(row("random", &gen(1), if k % 2 == 0 { GameResult::Draw } else { GameResult::BlackWins }, k));
+        rows.push(row(&gen(2), &gen(1), if k % 3 == 0 { GameResult::Draw } else { GameResult::WhiteWins }, k));
+        rows.push(row(&gen(1), &gen(2), GameResult::BlackWins, k));
+    }
+    let table = fit_ratings(&rows, &FitOptions::default()).expect("fits");
+    let path = dir.join("plots").join("elo.png");
+    plot_elo_by_generation(&table, &path, 320, 200).expect("draws");
+    let bytes = std::fs::read(&path).expect("written");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // The IHDR chunk: width and height, big-endian.
+    assert_eq!(u32::from_be_bytes(bytes[16..20].try_into().unwrap()), 320);
+    assert_eq!(u32::from_be_bytes(bytes[20..24].try_into().unwrap()), 200);
+    // Drawn again over the old file: replaced, and no temporary file is left.
+    plot_elo_by_generation(&table, &path, 200, 100).expect("redraws");
+    let names: Vec<_> = std::fs::read_dir(dir.join("plots")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("elo.png")]);
+
+    let baselines = vec![row("greedy", "random", GameResult::WhiteWins, 0)];
+    let table = fit_ratings(&baselines, &FitOptions::default()).expect("fits");
+    let e = plot_elo_by_generation(&table, &dir.join("none.png"), 100, 100).unwrap_err();
+    assert!(matches!(e, TournamentError::NoGenerations), "{e}");
+    assert!(!dir.join("none.png").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

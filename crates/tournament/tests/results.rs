@@ -2,12 +2,12 @@
 //! cut before the next append, a game is never recorded twice, bad rows name file, line and
 //! column.
 
-use camelot_arena::{read_results, GameResult, ResultRow, ResultsFile, RESULTS_HEADER};
+use camelot_tournament::{read_results, GameResult, ResultRow, ResultsFile, RESULTS_HEADER};
 use std::io::Write;
 use std::path::PathBuf;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("camelot-arena-{name}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("camelot-tournament-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
@@ -81,5 +81,39 @@ fn bad_rows_name_the_line_and_column() {
     std::fs::write(&path, "white,black\n").unwrap();
     let e = read_results(&path).unwrap_err().to_string();
     assert!(e.contains(":1") && e.contains("header"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_header_is_the_row_types_field_names() {
+    // Serialising a row with serde's field names as the header gives exactly the documented
+    // header: the column names live in one place, the struct.
+    let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    writer.serialize(row(0, GameResult::WhiteWins)).unwrap();
+    let text = String::from_utf8(writer.into_inner().unwrap()).unwrap();
+    let expected = format!("{RESULTS_HEADER}\n{}", row(0, GameResult::WhiteWins).to_line());
+    assert_eq!(text, expected);
+    // Specs with commas are quoted; the reason's quotes are doubled.
+    assert!(text.contains("\"mcts:model=runs/x/models/000017,sims=200\""), "{text}");
+    assert!(text.contains("\"White wins: \"\"two squares\"\", castle\""), "{text}");
+}
+
+#[test]
+fn bad_numbers_and_empty_players_are_named() {
+    let dir = temp_dir("numbers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("results.csv");
+    std::fs::write(&path, format!("{RESULTS_HEADER}\ncamelot,a,b,1-0,5,,1,99999999999,\n")).unwrap();
+    let e = read_results(&path).unwrap_err().to_string();
+    assert!(e.contains(":2") && e.contains("`opening`") && e.contains("too large"), "{e}");
+    std::fs::write(&path, format!("{RESULTS_HEADER}\ncamelot,,b,1-0,5,,1,0,\n")).unwrap();
+    let e = read_results(&path).unwrap_err().to_string();
+    assert!(e.contains(":2") && e.contains("`white` is empty"), "{e}");
+    std::fs::write(&path, format!("{RESULTS_HEADER}\ncamelot,a,b,1-0,5,,1\n")).unwrap();
+    let e = read_results(&path).unwrap_err().to_string();
+    assert!(e.contains(":2") && e.contains("7 columns"), "{e}");
+    // Spaces around numbers are accepted, as before.
+    std::fs::write(&path, format!("{RESULTS_HEADER}\ncamelot,a,b,1-0, 5 ,,1,0,\n")).unwrap();
+    assert_eq!(read_results(&path).unwrap()[0].plies, 5);
     let _ = std::fs::remove_dir_all(&dir);
 }

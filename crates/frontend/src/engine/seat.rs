@@ -11,18 +11,18 @@ use std::sync::Arc;
 
 /// A player built from a spec, rebuilt only when the spec changes.
 #[derive(Default)]
-pub struct Seat {
+pub struct EngineSeat {
     /// The last player built and the spec it was built from: reused while the spec is the same,
     /// so that a player keeps its hash table or tree between moves of one game.
     player: Option<(PlayerSpec, Box<dyn Player>)>,
-    /// Players built since the last [`Seat::clear`], one stream of the players' seeds.
+    /// Players built since the last [`EngineSeat::clear`], one stream of the players' seeds.
     builds: u64,
 }
 
-impl Seat {
-    /// An empty seat: the first [`Seat::prepare`] builds the player.
-    pub fn new() -> Seat {
-        Seat::default()
+impl EngineSeat {
+    /// An empty seat: the first [`EngineSeat::prepare`] builds the player.
+    pub fn new() -> EngineSeat {
+        EngineSeat::default()
     }
 
     /// Drops the player; the next one is built afresh with the build count back at 0.
@@ -36,7 +36,7 @@ impl Seat {
         self.player = None;
     }
 
-    /// Players built since the last [`Seat::clear`].
+    /// Players built since the last [`EngineSeat::clear`].
     #[cfg(test)]
     pub fn builds(&self) -> u64 {
         self.builds

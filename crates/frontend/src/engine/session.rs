@@ -6,7 +6,7 @@
 use super::command::{parse_command, shown, EngineCommand, GoParams, Query, StartPosition};
 use super::info::info_line;
 use super::limits::{limited_spec, SearchLimits};
-use super::seat::Seat;
+use super::seat::EngineSeat;
 use camelot_arena::{principal_line_text, ModelStore, PlayerSpec};
 use camelot_rules::{Color, Game, Ruleset, VARIANT_NAMES};
 use std::io::{self, Write};
@@ -62,7 +62,7 @@ pub struct Session {
     models: ModelStore,
     /// The player, kept while `go` asks for the same spec, so that it keeps its hash table or
     /// tree between moves of one game.
-    seat: Seat,
+    seat: EngineSeat,
     /// `uginewgame` count, one stream of the players' seeds (the seat counts the other).
     games: u64,
 }
@@ -80,7 +80,7 @@ impl Session {
             rules,
             settings,
             models: ModelStore::new(),
-            seat: Seat::new(),
+            seat: EngineSeat::new(),
             games: 0,
         };
         let spec = session.settings.spec.clone();
