@@ -129,7 +129,7 @@ pub fn run(args: SolveArgs) -> Result<()> {
         println!("{} positions written to {}", records.len(), out.display());
     }
     if let Some(cpn) = &args.position {
-        let pos = super::position(&rules, Some(cpn))?;
+        let pos = rules.parse_cpn(cpn).with_context(|| format!("reading --position `{cpn}`"))?;
         let p = probe(&table, &rules, &pos)?;
         println!("{}: {} ({})", rules.to_cpn(&pos), p.value, describe(p.value, pos.turn()));
         if let Some(d) = p.value.distance().filter(|d| pos.no_progress_plies() + d > rules.flags().no_progress_plies) {

@@ -56,8 +56,8 @@ mod game;
 mod gumbel;
 mod noise;
 mod search;
-mod select;
 mod seed;
+mod select;
 mod tree;
 
 pub use config::{SearchConfig, TemperatureSchedule};

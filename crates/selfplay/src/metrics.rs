@@ -228,7 +228,7 @@ mod tests {
             value_accuracy: 0.5,
             learning_rate: 0.003,
         };
-        let bytes = csv_bytes(&[row.clone()]).expect("writes");
+        let bytes = csv_bytes(std::slice::from_ref(&row)).expect("writes");
         let text = String::from_utf8(bytes.clone()).expect("utf-8");
         assert!(text.starts_with(
             "generation,step,loss,policy_loss,value_loss,material_loss,plies_left_loss,value_accuracy,learning_rate\n\

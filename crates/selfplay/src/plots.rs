@@ -8,7 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use camelot_tournament::{fit_ratings, plot_elo_by_generation, read_results, register_bundled_font, write_png, FitOptions};
+use camelot_tournament::{
+    fit_ratings, plot_elo_by_generation, read_results, register_bundled_font, write_png, FitOptions,
+};
 use plotters::prelude::*;
 
 use crate::layout;
@@ -236,7 +238,14 @@ mod tests {
         assert!(draw_lines(&png, "t", "x", "y", &series, Some((0.0, 1.0))).expect("drawn"));
         let bytes = std::fs::read(&png).expect("png");
         assert_eq!(&bytes[1..4], b"PNG");
-        assert!(!temp_name(&png).exists());
+        // No temporary file is left beside it.
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["evaluation.png", "generations.csv"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

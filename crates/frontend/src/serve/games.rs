@@ -354,7 +354,7 @@ impl Games {
 
     /// Games kept.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).slots.len()
     }
 }
