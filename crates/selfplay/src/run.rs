@@ -176,9 +176,8 @@ impl Run {
 
     /// Loads published model `g`, checked as `load_checkpoint` checks files.
     pub fn load_model(&self, g: u32) -> Result<(Network, ModelCard), SelfplayError> {
-        let (card_key, weights_key) = (layout::model_key(g, "json"), layout::model_key(g, "safetensors"));
-        let card_bytes = self.store.get(&card_key)?.ok_or_else(|| self.error(&card_key, "not found"))?;
-        let card = parse_card(&card_bytes, Path::new(&self.store.describe(&card_key)))?;
+        let card = self.load_card(g)?;
+        let weights_key = layout::model_key(g, "safetensors");
         let weights = self.store.get(&weights_key)?.ok_or_else(|| self.error(&weights_key, "not found"))?;
         let network = network_from_bytes(&card, weights, Path::new(&self.store.describe(&weights_key)), &self.device)?;
         Ok((network, card))
