@@ -4,7 +4,7 @@ use super::RulesArgs;
 use anyhow::{bail, Result};
 use camelot_game::CamelotState;
 use camelot_rules::{random_playout, EndReason, Position, Ruleset};
-use camelot_search::{Game as _, SearchConfig, Searcher, Tree, UniformEvaluator};
+use camelot_search::{GameState as _, SearchConfig, Searcher, Tree, UniformEvaluator};
 use clap::{Args, Subcommand};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -22,7 +22,7 @@ pub enum BenchCommand {
     /// Network inference per batch size (positions/s, GFLOP/s) and training throughput.
     Net(super::bench_net::NetArgs),
     /// Self-play throughput by worker threads and the network's share of the time.
-    Selfplay(super::bench_selfplay::SelfplayArgs),
+    Selfplay(super::bench_selfplay::BenchSelfplayArgs),
     /// How often a player's move keeps the exact value of solved positions (`camelot solve`).
     Optimal(super::bench_optimal::OptimalArgs),
 }
@@ -77,7 +77,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
 }
 
 #[derive(Default)]
-struct Tally {
+struct EndTally {
     games: u64,
     plies: u64,
     white: u64,
@@ -97,10 +97,10 @@ fn reason_name(reason: EndReason) -> &'static str {
     }
 }
 
-fn play_games(rules: &Ruleset, games: u64, seed: u64) -> Tally {
+fn play_games(rules: &Ruleset, games: u64, seed: u64) -> EndTally {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let start = Position::start(rules);
-    let mut tally = Tally::default();
+    let mut tally = EndTally::default();
     for _ in 0..games {
         let stats = random_playout(rules, &start, |n| rng.random_range(0..n));
         tally.games += 1;
@@ -121,7 +121,7 @@ fn playouts(args: PlayoutArgs) -> Result<()> {
     }
     let rules = args.rules.ruleset()?;
     let started = Instant::now();
-    let tallies: Vec<Tally> = std::thread::scope(|scope| {
+    let tallies: Vec<EndTally> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..args.threads)
             .map(|t| {
                 let share = args.games / args.threads + u64::from(t < args.games % args.threads);
@@ -132,7 +132,7 @@ fn playouts(args: PlayoutArgs) -> Result<()> {
         handles.into_iter().map(|h| h.join().expect("playout thread panicked")).collect()
     });
     let seconds = started.elapsed().as_secs_f64().max(1e-9);
-    let mut total = Tally::default();
+    let mut total = EndTally::default();
     for t in tallies {
         total.games += t.games;
         total.plies += t.plies;

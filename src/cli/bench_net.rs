@@ -6,7 +6,7 @@ use super::{ArchitectureArgs, DeviceArgs, RulesArgs};
 use anyhow::{bail, Context, Result};
 use camelot_game::{planes_len, random_game_states, CamelotState};
 use camelot_net::{forward_flops, grid_of, parse_device, Network, TrainConfig, Trainer, TrainingSample};
-use camelot_search::Game as _;
+use camelot_search::GameState as _;
 use clap::Args;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// Arguments of `camelot bench selfplay`.
 #[derive(Args, Debug)]
-pub struct SelfplayArgs {
+pub struct BenchSelfplayArgs {
     /// Config whose variant, network and self-play settings to use.
     #[arg(long, default_value = "configs/quick.toml")]
     config: PathBuf,
@@ -42,7 +42,7 @@ pub struct SelfplayArgs {
 }
 
 /// Runs the benchmark.
-pub fn run(args: SelfplayArgs) -> Result<()> {
+pub fn run(args: BenchSelfplayArgs) -> Result<()> {
     if args.threads.is_empty() || args.threads.contains(&0) {
         bail!("--threads needs counts of at least 1");
     }
@@ -133,7 +133,7 @@ pub fn run(args: SelfplayArgs) -> Result<()> {
 /// `--processes`: each count P starts P copies of this program as `--child` workers at once and
 /// measures decisions per second of wall time (process start and network set-up included,
 /// as a real worker pays them once).
-fn run_processes(args: &SelfplayArgs) -> Result<()> {
+fn run_processes(args: &BenchSelfplayArgs) -> Result<()> {
     if args.processes.contains(&0) {
         bail!("--processes needs counts of at least 1");
     }

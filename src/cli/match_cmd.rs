@@ -3,7 +3,8 @@
 
 use super::RulesArgs;
 use anyhow::{Context, Result};
-use camelot_arena::{play_match, GameReport, MatchConfig, PlayerSpec};
+use camelot_arena::{play_match, MatchConfig, MatchReport, PlayerSpec};
+use camelot_tournament::ResultRow;
 use camelot_tournament::Tally;
 use clap::Args;
 use std::collections::BTreeMap;
@@ -56,22 +57,24 @@ pub fn run(args: MatchArgs) -> Result<()> {
     let started = Instant::now();
     let done = AtomicU32::new(0);
     let total = config.games;
-    let progress = |g: &GameReport| {
+    let progress = |index: usize, g: &ResultRow| {
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-        eprintln!("[{n}/{total}] game {} (A {}): A scores {} ({} plies)", g.index + 1, colour(g), g.score_a, g.plies);
+        let white = g.result.white_score();
+        let score_a = if MatchReport::a_is_white(index) { white } else { 1.0 - white };
+        eprintln!("[{n}/{total}] game {} (A {}): A scores {score_a} ({} plies)", index + 1, colour(index), g.plies);
     };
     let report = play_match(Arc::clone(&rules), &a, &b, &config, &progress)?;
     let mut as_white = Tally::default();
     let mut as_black = Tally::default();
     let mut reasons: BTreeMap<String, u32> = BTreeMap::new();
     let mut plies = 0u64;
-    for g in &report.games {
-        println!("game {} (A {}): {} ({} plies)", g.index + 1, colour(g), g.describe(), g.plies);
+    for (index, g) in report.games.iter().enumerate() {
+        println!("game {} (A {}): {} ({} plies)", index + 1, colour(index), g.reason, g.plies);
         if args.moves {
-            println!("  {}", g.moves_text);
+            println!("  {}", g.moves);
         }
-        if g.a_is_white { &mut as_white } else { &mut as_black }.add(g.score_a);
-        *reasons.entry(g.describe()).or_default() += 1;
+        if MatchReport::a_is_white(index) { &mut as_white } else { &mut as_black }.add(report.score_a(index));
+        *reasons.entry(g.reason.clone()).or_default() += 1;
         plies += g.plies as u64;
     }
     for (reason, count) in &reasons {
@@ -93,8 +96,8 @@ pub fn run(args: MatchArgs) -> Result<()> {
     Ok(())
 }
 
-fn colour(g: &GameReport) -> &'static str {
-    if g.a_is_white {
+fn colour(index: usize) -> &'static str {
+    if MatchReport::a_is_white(index) {
         "white"
     } else {
         "black"

@@ -10,7 +10,7 @@ use camelot_net::{
     grid_of, load_checkpoint, parse_device, save_checkpoint, CheckpointInfo, CheckpointPaths, NetEvaluator, Network,
 };
 use camelot_rules::Ruleset;
-use camelot_search::{Evaluations, Evaluator, Game as _};
+use camelot_search::{Evaluations, Evaluator, GameState as _};
 use clap::Args;
 use std::collections::HashMap;
 use std::path::PathBuf;

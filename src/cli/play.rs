@@ -4,7 +4,7 @@
 use super::{show::draw, PositionArgs, RulesArgs};
 use anyhow::{Context, Result};
 use camelot_arena::{derive_seed, principal_line_text, Player, PlayerSpec};
-use camelot_frontend::input::{parse_command, resolve_move, Command, HELP};
+use camelot_frontend::input::{parse_command, resolve_move, InputCommand, HELP};
 use camelot_rules::{Color, Game, Record, Ruleset};
 use clap::Args;
 use rand::SeedableRng;
@@ -31,7 +31,7 @@ pub struct PlayArgs {
 }
 
 /// Who sits at one side of the board.
-enum Seat {
+enum Controller {
     Human,
     Engine(Box<dyn Player>),
 }
@@ -44,10 +44,10 @@ pub fn run(args: PlayArgs) -> Result<()> {
     for (index, (side, text)) in [("white", &args.white), ("black", &args.black)].into_iter().enumerate() {
         let spec = PlayerSpec::parse(text).with_context(|| format!("--{side} `{text}`"))?;
         seats.push(if spec.is_human() {
-            Seat::Human
+            Controller::Human
         } else {
             let rng = ChaCha8Rng::seed_from_u64(derive_seed(args.seed, 10, index as u64));
-            Seat::Engine(spec.build(&rules, rng).with_context(|| format!("--{side} `{text}`"))?)
+            Controller::Engine(spec.build(&rules, rng).with_context(|| format!("--{side} `{text}`"))?)
         });
     }
     let game = Game::from_position(Arc::clone(&rules), start);
@@ -56,17 +56,17 @@ pub fn run(args: PlayArgs) -> Result<()> {
     session(&rules, game, &mut seats, &mut stdin.lock(), &mut stdout.lock())
 }
 
-fn seat_name(seat: &Seat) -> String {
+fn seat_name(seat: &Controller) -> String {
     match seat {
-        Seat::Human => "human".to_string(),
-        Seat::Engine(p) => p.name(),
+        Controller::Human => "human".to_string(),
+        Controller::Engine(p) => p.name(),
     }
 }
 
 fn session(
     rules: &Arc<Ruleset>,
     mut game: Game,
-    seats: &mut [Seat],
+    seats: &mut [Controller],
     input: &mut dyn BufRead,
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -89,7 +89,7 @@ fn session(
         let pos = *game.position();
         let me = pos.turn();
         match &mut seats[me.index()] {
-            Seat::Engine(player) => {
+            Controller::Engine(player) => {
                 let choice = player.choose(&game)?;
                 writeln!(out, "{} ({}) plays {}", me.name(), player.name(), rules.move_to_string(&pos, &choice.mv))?;
                 if let Some(evaluation) = choice.evaluation {
@@ -102,7 +102,7 @@ fn session(
                 game.play(choice.mv);
                 show_board = true;
             }
-            Seat::Human => {
+            Controller::Human => {
                 if show_board {
                     write!(out, "\n{}", draw(rules, &pos))?;
                     show_board = false;
@@ -116,20 +116,20 @@ fn session(
                 }
                 let Some(command) = parse_command(&line) else { continue };
                 match command {
-                    Command::Help => writeln!(out, "{HELP}")?,
-                    Command::Board => show_board = true,
-                    Command::Quit => {
+                    InputCommand::Help => writeln!(out, "{HELP}")?,
+                    InputCommand::Board => show_board = true,
+                    InputCommand::Quit => {
                         writeln!(out, "game left unfinished")?;
                         return Ok(());
                     }
-                    Command::Resign => {
+                    InputCommand::Resign => {
                         writeln!(out, "{} resigns: {} wins", me.name(), me.opponent().name())?;
                         let result = if me == Color::White { "0-1" } else { "1-0" };
                         let text = Record::of_game(game.clone()).moves_text();
                         writeln!(out, "{}{result}", if text.is_empty() { String::new() } else { format!("{text} ") })?;
                         return Ok(());
                     }
-                    Command::Moves => {
+                    InputCommand::Moves => {
                         let list: Vec<String> =
                             rules.legal_moves_with_paths(&pos).into_iter().map(|(_, p)| p.to_string()).collect();
                         writeln!(out, "{} legal moves:", list.len())?;
@@ -137,10 +137,10 @@ fn session(
                             writeln!(out, "  {}", chunk.join(" "))?;
                         }
                     }
-                    Command::Undo => {
+                    InputCommand::Undo => {
                         let target = game.positions()[..game.moves().len()]
                             .iter()
-                            .rposition(|p| matches!(seats[p.turn().index()], Seat::Human));
+                            .rposition(|p| matches!(seats[p.turn().index()], Controller::Human));
                         match target {
                             None => writeln!(out, "nothing to undo")?,
                             Some(k) => {
@@ -157,7 +157,7 @@ fn session(
                             }
                         }
                     }
-                    Command::Move(text) => match resolve_move(rules, &pos, &text) {
+                    InputCommand::Move(text) => match resolve_move(rules, &pos, &text) {
                         Ok(mv) => {
                             writeln!(out, "{} plays {}", me.name(), rules.move_to_string(&pos, &mv))?;
                             game.play(mv);

@@ -19,8 +19,8 @@ use crate::lockstep::{is_batched, run_lockstep, GameSetup, LockstepConfig, DEFAU
 use crate::matches::{derive_seed, play_out, random_opening, Finished, STREAM_A, STREAM_B, STREAM_OPENING};
 use crate::mcts::ModelStore;
 use crate::spec::PlayerSpec;
-use camelot_rules::{Color, Ruleset};
-use camelot_tournament::{GameKey, GameResult, ResultRow};
+use camelot_rules::Ruleset;
+use camelot_tournament::{GameKey, ResultRow};
 use camelot_tournament::{Sprt, SprtConfig, SprtStatus};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -134,26 +134,7 @@ fn setup(rules: &Arc<Ruleset>, game: &ScheduledGame, config: &ArenaConfig) -> Ga
 }
 
 fn row(rules: &Ruleset, game: &ScheduledGame, config: &ArenaConfig, finished: Finished) -> ResultRow {
-    let result = match finished.winner {
-        Some(Color::White) => GameResult::WhiteWins,
-        Some(Color::Black) => GameResult::BlackWins,
-        None => GameResult::Draw,
-    };
-    let reason = match finished.outcome {
-        Some(outcome) => outcome.to_string(),
-        None => "adjudicated on material at the ply cap".to_string(),
-    };
-    ResultRow {
-        variant: rules.name().to_string(),
-        white: game.white.to_string(),
-        black: game.black.to_string(),
-        result,
-        plies: finished.plies,
-        reason,
-        seed: config.seed,
-        opening: game.opening,
-        moves: finished.moves_text,
-    }
+    finished.into_row(rules, game.white.to_string(), game.black.to_string(), config.seed, game.opening)
 }
 
 /// Plays one scheduled game on its own (each player searching alone): the same game as

@@ -1,7 +1,7 @@
 //! The two simplest baselines: `random` and `greedy`.
 
 use crate::error::ArenaError;
-use crate::eval::{material, Weights};
+use crate::eval::{material, EvalWeights};
 use crate::player::{legal_or_over, Choice, Evaluation, Player};
 use camelot_rules::{Game, Move};
 use rand::Rng;
@@ -36,13 +36,13 @@ impl Player for RandomPlayer {
 #[derive(Clone, Debug)]
 pub struct Greedy {
     rng: ChaCha8Rng,
-    weights: Weights,
+    weights: EvalWeights,
 }
 
 impl Greedy {
     /// A greedy player breaking ties with `rng`.
     pub fn new(rng: ChaCha8Rng) -> Greedy {
-        Greedy { rng, weights: Weights::default() }
+        Greedy { rng, weights: EvalWeights::default() }
     }
 }
 

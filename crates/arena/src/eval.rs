@@ -1,10 +1,10 @@
 //! The hand-made evaluation that `alphabeta` searches with, and the material count that
 //! `greedy` and the rollouts of `uct` use.
 //!
-//! Scores are in hundredths of a man (a man is worth [`Weights::man`] = 100) and always from the
+//! Scores are in hundredths of a man (a man is worth [`EvalWeights::man`] = 100) and always from the
 //! point of view of the side to move. For each side the evaluation adds:
 //!
-//! * **material**: 100 per man, [`Weights::knight`] (160) per knight. Knights are worth more
+//! * **material**: 100 per man, [`EvalWeights::knight`] (160) per knight. Knights are worth more
 //!   because only they can charge (a canter followed by a jump), which makes them the main
 //!   attacking pieces; 1.6 men is a common estimate among Camelot players.
 //! * **advance**: per piece, `advance_man` (men) or `advance_knight` (knights) times how much
@@ -25,7 +25,7 @@ use camelot_rules::{Bitboard, Color, Position, Role, Ruleset, Square, DIRECTIONS
 
 /// The evaluation's weights, in hundredths of a man.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Weights {
+pub struct EvalWeights {
     /// A man.
     pub man: i32,
     /// A knight.
@@ -44,9 +44,9 @@ pub struct Weights {
     pub threat: i32,
 }
 
-impl Default for Weights {
-    fn default() -> Weights {
-        Weights {
+impl Default for EvalWeights {
+    fn default() -> EvalWeights {
+        EvalWeights {
             man: 100,
             knight: 160,
             advance_man: 4,
@@ -61,7 +61,7 @@ impl Default for Weights {
 
 /// Material of `color` with the given weights.
 #[inline]
-pub fn material(pos: &Position, color: Color, weights: &Weights) -> i32 {
+pub fn material(pos: &Position, color: Color, weights: &EvalWeights) -> i32 {
     pos.role(color, Role::Man).count() as i32 * weights.man
         + pos.role(color, Role::Knight).count() as i32 * weights.knight
 }
@@ -69,7 +69,7 @@ pub fn material(pos: &Position, color: Color, weights: &Weights) -> i32 {
 /// The evaluation for one ruleset: weights plus per-square tables built once.
 #[derive(Clone, Debug)]
 pub struct Heuristic {
-    weights: Weights,
+    weights: EvalWeights,
     board: Bitboard,
     own_castle: [Bitboard; 2],
     opp_castle: [Bitboard; 2],
@@ -82,11 +82,11 @@ pub struct Heuristic {
 impl Heuristic {
     /// The evaluation of `rules` with the default weights.
     pub fn new(rules: &Ruleset) -> Heuristic {
-        Heuristic::with_weights(rules, Weights::default())
+        Heuristic::with_weights(rules, EvalWeights::default())
     }
 
     /// The evaluation of `rules` with `weights`.
-    pub fn with_weights(rules: &Ruleset, weights: Weights) -> Heuristic {
+    pub fn with_weights(rules: &Ruleset, weights: EvalWeights) -> Heuristic {
         let board = rules.board();
         let far = board.ranks() as i32 - 1;
         let mut man_square = [[0; 256]; 2];
@@ -120,7 +120,7 @@ impl Heuristic {
     }
 
     /// The weights in use.
-    pub fn weights(&self) -> &Weights {
+    pub fn weights(&self) -> &EvalWeights {
         &self.weights
     }
 

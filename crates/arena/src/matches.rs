@@ -2,13 +2,13 @@
 //! games, reproducible from one seed.
 
 use crate::error::ArenaError;
-use crate::eval::{material, Weights};
+use crate::eval::{material, EvalWeights};
 use crate::lockstep::{run_lockstep, GameSetup, LockstepConfig, DEFAULT_GAMES_PER_THREAD};
 use crate::mcts::ModelStore;
 use crate::player::Player;
 use crate::spec::PlayerSpec;
 use camelot_rules::{Color, Game, Outcome, Record, Ruleset};
-use camelot_tournament::Tally;
+use camelot_tournament::{GameResult, ResultRow, Tally};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
@@ -47,38 +47,6 @@ impl Default for MatchConfig {
     }
 }
 
-/// One finished game of a match.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GameReport {
-    /// Index of the game in the match.
-    pub index: u32,
-    /// Whether player A had White.
-    pub a_is_white: bool,
-    /// The result by the rules, or `None` when the game was adjudicated at the ply cap.
-    pub outcome: Option<Outcome>,
-    /// The winner after adjudication (`None`: a draw).
-    pub winner: Option<Color>,
-    /// A's score: 1 win, 1/2 draw, 0 loss.
-    pub score_a: f64,
-    /// Plies played, the opening included.
-    pub plies: u32,
-    /// The game record's move text (opening included, result at the end).
-    pub moves_text: String,
-}
-
-impl GameReport {
-    /// How the game ended, in words.
-    pub fn describe(&self) -> String {
-        match self.outcome {
-            Some(outcome) => outcome.to_string(),
-            None => match self.winner {
-                Some(c) => format!("{} wins: adjudicated on material at the ply cap", c.name()),
-                None => "draw: adjudicated on material at the ply cap".to_string(),
-            },
-        }
-    }
-}
-
 /// A finished match.
 #[derive(Clone, Debug)]
 pub struct MatchReport {
@@ -86,16 +54,31 @@ pub struct MatchReport {
     pub a: String,
     /// Player B's spec, canonical.
     pub b: String,
-    /// Every game, by index.
-    pub games: Vec<GameReport>,
+    /// Every game, by index (the results file's rows; opening `index / 2`).
+    pub games: Vec<ResultRow>,
 }
 
 impl MatchReport {
+    /// Whether A has White in game `index` (the even ones).
+    pub fn a_is_white(index: usize) -> bool {
+        index.is_multiple_of(2)
+    }
+
+    /// A's score in game `index`: 1 win, 1/2 draw, 0 loss.
+    pub fn score_a(&self, index: usize) -> f64 {
+        let white = self.games[index].result.white_score();
+        if MatchReport::a_is_white(index) {
+            white
+        } else {
+            1.0 - white
+        }
+    }
+
     /// The results from A's point of view.
     pub fn tally(&self) -> Tally {
         let mut t = Tally::default();
-        for g in &self.games {
-            t.add(g.score_a);
+        for index in 0..self.games.len() {
+            t.add(self.score_a(index));
         }
         t
     }
@@ -153,7 +136,7 @@ pub(crate) fn adjudicate(game: &Game, max_plies: u32) -> Option<(Option<Outcome>
         return Some((Some(outcome), outcome.winner));
     }
     if max_plies > 0 && game.moves().len() as u32 >= max_plies {
-        let weights = Weights::default();
+        let weights = EvalWeights::default();
         let pos = game.position();
         let lead = material(pos, Color::White, &weights) - material(pos, Color::Black, &weights);
         return Some((None, (lead != 0).then_some(if lead > 0 { Color::White } else { Color::Black })));
@@ -179,6 +162,31 @@ impl Finished {
             );
         }
         Finished { outcome, winner, plies, moves_text: record.moves_text() }
+    }
+
+    /// The game as a results-file row.
+    pub(crate) fn into_row(self, rules: &Ruleset, white: String, black: String, seed: u64, opening: u32) -> ResultRow {
+        let result = match self.winner {
+            Some(Color::White) => GameResult::WhiteWins,
+            Some(Color::Black) => GameResult::BlackWins,
+            None => GameResult::Draw,
+        };
+        let reason = match (self.outcome, self.winner) {
+            (Some(outcome), _) => outcome.to_string(),
+            (None, Some(c)) => format!("{} wins: adjudicated on material at the ply cap", c.name()),
+            (None, None) => "draw: adjudicated on material at the ply cap".to_string(),
+        };
+        ResultRow {
+            variant: rules.name().to_string(),
+            white,
+            black,
+            result,
+            plies: self.plies,
+            reason,
+            seed,
+            opening,
+            moves: self.moves_text,
+        }
     }
 }
 
@@ -216,29 +224,10 @@ fn setup(rules: &Arc<Ruleset>, a: &PlayerSpec, b: &PlayerSpec, config: &MatchCon
     }
 }
 
-fn report(index: u32, f: Finished) -> GameReport {
-    let a_is_white = index.is_multiple_of(2);
-    let a_color = if a_is_white { Color::White } else { Color::Black };
-    let score_a = match f.winner {
-        None => 0.5,
-        Some(c) if c == a_color => 1.0,
-        Some(_) => 0.0,
-    };
-    GameReport {
-        index,
-        a_is_white,
-        outcome: f.outcome,
-        winner: f.winner,
-        score_a,
-        plies: f.plies,
-        moves_text: f.moves_text,
-    }
-}
-
 /// Plays a match of `config.games` games between `a` and `b` on `config.threads` threads, up
 /// to [`MatchConfig::games_per_thread`] games at once per thread when a network player takes
-/// part (their searches share network calls). `on_game` is called as each game finishes (in
-/// finishing order, from worker threads); the report lists the games by index. The same seed
+/// part (their searches share network calls). `on_game` is called with each game's index and
+/// row as it finishes (in finishing order, from worker threads); the report lists the games by index. The same seed
 /// gives the same games whatever the thread count, except for players limited by time rather
 /// than depth or simulations.
 pub fn play_match(
@@ -246,7 +235,7 @@ pub fn play_match(
     a: &PlayerSpec,
     b: &PlayerSpec,
     config: &MatchConfig,
-    on_game: &(dyn Fn(&GameReport) + Sync),
+    on_game: &(dyn Fn(usize, &ResultRow) + Sync),
 ) -> Result<MatchReport, ArenaError> {
     if config.games == 0 {
         return Err(ArenaError::Config("--games must be at least 1".to_string()));
@@ -268,9 +257,10 @@ pub fn play_match(
         &models,
         &|index| Ok(setup(&rules, a, b, config, index as u32)),
         &|index, finished| {
-            let game = report(index as u32, finished);
-            on_game(&game);
-            Ok(game)
+            let (white, black) = if MatchReport::a_is_white(index) { (a, b) } else { (b, a) };
+            let row = finished.into_row(&rules, white.to_string(), black.to_string(), config.seed, index as u32 / 2);
+            on_game(index, &row);
+            Ok(row)
         },
     )?;
     Ok(MatchReport { a: a.to_string(), b: b.to_string(), games })

@@ -17,7 +17,7 @@ use crate::player::{legal_or_over, Choice, Evaluation, Player};
 use camelot_game::CamelotState;
 use camelot_net::{load_checkpoint, parse_device, NetEvaluator, Network};
 use camelot_rules::{Game, Ruleset};
-use camelot_search::{Game as _, SearchConfig, SearchResult, Searcher, TemperatureSchedule, Tree};
+use camelot_search::{GameState as _, SearchConfig, SearchResult, Searcher, TemperatureSchedule, Tree};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;

@@ -44,14 +44,14 @@ const UCT_KEYS: &str = "sims, ms, cap, c";
 const MCTS_KEYS: &str = "model, sims, gumbel, temperature, ms, cache, batch, m, material, draw, device";
 
 /// The `key=value` settings of one spec, each consumed once.
-struct Settings<'a> {
+struct SpecSettings<'a> {
     player: &'a str,
     pairs: Vec<(&'a str, &'a str)>,
 }
 
-impl<'a> Settings<'a> {
+impl<'a> SpecSettings<'a> {
     /// Reads `key=value,...`; a bare word in `flags` stands for `word=yes`.
-    fn parse(player: &'a str, text: Option<&'a str>, flags: &[&str]) -> Result<Settings<'a>, SpecError> {
+    fn parse(player: &'a str, text: Option<&'a str>, flags: &[&str]) -> Result<SpecSettings<'a>, SpecError> {
         let mut pairs: Vec<(&str, &str)> = Vec::new();
         for part in text.unwrap_or("").split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = Some(part)
@@ -66,7 +66,7 @@ impl<'a> Settings<'a> {
             }
             pairs.push((key, value));
         }
-        Ok(Settings { player, pairs })
+        Ok(SpecSettings { player, pairs })
     }
 
     /// Fails on the first key not in `known`.
@@ -130,7 +130,7 @@ impl PlayerSpec {
         };
         let player = PLAYER_NAMES.iter().find(|p| **p == name).ok_or_else(|| SpecError::UnknownPlayer(name.into()))?;
         let flags: &[&str] = if *player == "mcts" { &["gumbel"] } else { &[] };
-        let s = Settings::parse(player, rest, flags)?;
+        let s = SpecSettings::parse(player, rest, flags)?;
         Ok(match *player {
             "random" | "greedy" | "human" => {
                 s.only(&[], "none")?;

@@ -13,7 +13,7 @@
 //! `camelot-search`), which keeps it a reference independent of the network's search.
 
 use crate::error::ArenaError;
-use crate::eval::{material, Weights};
+use crate::eval::{material, EvalWeights};
 use crate::player::{legal_or_over, Choice, Evaluation, Player};
 use camelot_rules::{Color, Game, Move, Outcome, Position, Ruleset};
 use rand::seq::SliceRandom;
@@ -58,7 +58,7 @@ pub struct Uct {
     name: String,
     rules: Arc<Ruleset>,
     rng: ChaCha8Rng,
-    weights: Weights,
+    weights: EvalWeights,
     nodes: Vec<Node>,
     history: Vec<u64>,
     scratch: Vec<Move>,
@@ -85,7 +85,7 @@ impl Uct {
             name,
             rules,
             rng,
-            weights: Weights::default(),
+            weights: EvalWeights::default(),
             nodes: Vec::new(),
             history: Vec::new(),
             scratch: Vec::new(),

@@ -1,6 +1,6 @@
 //! The hand-made evaluation respects the game's symmetries and counts what it says it counts.
 
-use camelot_arena::eval::{material, Heuristic, Weights};
+use camelot_arena::eval::{material, EvalWeights, Heuristic};
 use camelot_rules::{Color, Game, Piece, Position, Ruleset, Square};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -57,7 +57,7 @@ fn setup(rules: &Ruleset, pieces: &str) -> Position {
 #[test]
 fn material_and_castle_count() {
     let rules = Ruleset::variant("camelot").expect("camelot");
-    let w = Weights::default();
+    let w = EvalWeights::default();
     let start = Position::start(&rules);
     assert_eq!(material(&start, Color::White, &w), 10 * w.man + 4 * w.knight);
     let h = Heuristic::new(&rules);

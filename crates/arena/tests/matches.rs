@@ -1,7 +1,7 @@
 //! Matches: reproducible from the seed whatever the thread count, colours alternating over
 //! shared openings (the score tally is tested in camelot-tournament).
 
-use camelot_arena::{play_match, random_opening, MatchConfig, PlayerSpec};
+use camelot_arena::{play_match, random_opening, MatchConfig, MatchReport, PlayerSpec};
 use camelot_rules::Ruleset;
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ fn spec(text: &str) -> PlayerSpec {
 }
 
 fn run(a: &str, b: &str, config: &MatchConfig) -> camelot_arena::MatchReport {
-    play_match(cam(), &spec(a), &spec(b), config, &|_| {}).expect("the match runs")
+    play_match(cam(), &spec(a), &spec(b), config, &|_, _| {}).expect("the match runs")
 }
 
 #[test]
@@ -29,8 +29,8 @@ fn same_seed_same_games_whatever_the_thread_count() {
     assert_eq!(one.games, again.games);
     let other = run("greedy", "uct:sims=20", &MatchConfig { seed: 43, ..config });
     assert_ne!(
-        one.games.iter().map(|g| &g.moves_text).collect::<Vec<_>>(),
-        other.games.iter().map(|g| &g.moves_text).collect::<Vec<_>>()
+        one.games.iter().map(|g| &g.moves).collect::<Vec<_>>(),
+        other.games.iter().map(|g| &g.moves).collect::<Vec<_>>()
     );
 }
 
@@ -38,18 +38,20 @@ fn same_seed_same_games_whatever_the_thread_count() {
 fn colours_alternate_over_shared_openings() {
     let config =
         MatchConfig { games: 6, threads: 2, seed: 7, opening_plies: 3, max_plies: 2000, ..MatchConfig::default() };
-    let report = run("random", "random", &config);
+    let report = run("random", "greedy", &config);
     for (i, g) in report.games.iter().enumerate() {
-        assert_eq!(g.index as usize, i);
-        assert_eq!(g.a_is_white, i % 2 == 0);
-        assert!(g.outcome.is_some(), "the rules ended game {i}");
-        assert!([0.0, 0.5, 1.0].contains(&g.score_a));
+        assert_eq!(g.opening as usize, i / 2);
+        assert_eq!(MatchReport::a_is_white(i), i % 2 == 0);
+        let (white, black) = if i % 2 == 0 { ("random", "greedy") } else { ("greedy", "random") };
+        assert_eq!((g.white.as_str(), g.black.as_str()), (white, black));
+        assert!(!g.reason.contains("adjudicated"), "the rules ended game {i}: {}", g.reason);
+        assert!([0.0, 0.5, 1.0].contains(&report.score_a(i)));
     }
     for pair in report.games.chunks(2) {
         // `1.a b 2.c`: the three opening plies, one token each.
         let opening = |text: &str| text.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
-        assert_eq!(opening(&pair[0].moves_text), opening(&pair[1].moves_text));
-        assert_eq!(opening(&pair[0].moves_text).split(' ').count(), 3);
+        assert_eq!(opening(&pair[0].moves), opening(&pair[1].moves));
+        assert_eq!(opening(&pair[0].moves).split(' ').count(), 3);
     }
     // The opening itself is a function of its seed.
     let rules = cam();
@@ -67,9 +69,8 @@ fn the_ply_cap_adjudicates_on_material() {
     let report = run("random", "random", &config);
     for g in &report.games {
         assert_eq!(g.plies, 6);
-        assert!(g.outcome.is_none());
-        assert!(g.describe().contains("adjudicated"));
-        assert!(g.moves_text.ends_with("1-0") || g.moves_text.ends_with("0-1") || g.moves_text.ends_with("1/2-1/2"));
+        assert!(g.reason.contains("adjudicated on material at the ply cap"), "{}", g.reason);
+        assert!(g.moves.ends_with("1-0") || g.moves.ends_with("0-1") || g.moves.ends_with("1/2-1/2"));
     }
 }
 
@@ -84,7 +85,9 @@ fn a_stronger_player_wins_on_cam() {
 #[test]
 fn players_that_cannot_sit_stop_the_match_before_it_starts() {
     let config = MatchConfig { games: 2, ..MatchConfig::default() };
-    assert!(play_match(cam(), &spec("human"), &spec("random"), &config, &|_| {}).is_err());
-    assert!(play_match(cam(), &spec("random"), &spec("mcts:model=x"), &config, &|_| {}).is_err());
-    assert!(play_match(cam(), &spec("random"), &spec("random"), &MatchConfig { games: 0, ..config }, &|_| {}).is_err());
+    assert!(play_match(cam(), &spec("human"), &spec("random"), &config, &|_, _| {}).is_err());
+    assert!(play_match(cam(), &spec("random"), &spec("mcts:model=x"), &config, &|_, _| {}).is_err());
+    assert!(
+        play_match(cam(), &spec("random"), &spec("random"), &MatchConfig { games: 0, ..config }, &|_, _| {}).is_err()
+    );
 }

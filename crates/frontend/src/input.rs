@@ -5,7 +5,7 @@ use camelot_rules::{Move, Path, Position, Ruleset, Square};
 
 /// One line typed by a person.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Command {
+pub enum InputCommand {
     /// `moves`: list the legal moves.
     Moves,
     /// `undo`: take back to the person's previous turn.
@@ -35,19 +35,19 @@ commands:
   quit     leave without a result";
 
 /// Reads a line; `None` for a blank one. Commands are case-insensitive.
-pub fn parse_command(line: &str) -> Option<Command> {
+pub fn parse_command(line: &str) -> Option<InputCommand> {
     let text = line.trim();
     if text.is_empty() {
         return None;
     }
     Some(match text.to_ascii_lowercase().as_str() {
-        "moves" | "m" => Command::Moves,
-        "undo" | "u" => Command::Undo,
-        "resign" => Command::Resign,
-        "help" | "?" | "h" => Command::Help,
-        "quit" | "exit" | "q" => Command::Quit,
-        "board" | "b" => Command::Board,
-        _ => Command::Move(text.to_string()),
+        "moves" | "m" => InputCommand::Moves,
+        "undo" | "u" => InputCommand::Undo,
+        "resign" => InputCommand::Resign,
+        "help" | "?" | "h" => InputCommand::Help,
+        "quit" | "exit" | "q" => InputCommand::Quit,
+        "board" | "b" => InputCommand::Board,
+        _ => InputCommand::Move(text.to_string()),
     })
 }
 

@@ -1,6 +1,6 @@
 //! A person's input: commands and moves typed with an unambiguous part of their path.
 
-use camelot_frontend::input::{parse_command, resolve_move, Command, MoveInputError};
+use camelot_frontend::input::{parse_command, resolve_move, InputCommand, MoveInputError};
 use camelot_rules::{Game, Ruleset};
 use std::sync::Arc;
 
@@ -20,15 +20,15 @@ fn resolved(text: &str) -> Result<String, MoveInputError> {
 
 #[test]
 fn commands_are_recognised() {
-    assert_eq!(parse_command("  moves \n"), Some(Command::Moves));
-    assert_eq!(parse_command("UNDO"), Some(Command::Undo));
-    assert_eq!(parse_command("resign"), Some(Command::Resign));
-    assert_eq!(parse_command("help"), Some(Command::Help));
-    assert_eq!(parse_command("?"), Some(Command::Help));
-    assert_eq!(parse_command("quit"), Some(Command::Quit));
-    assert_eq!(parse_command("board"), Some(Command::Board));
+    assert_eq!(parse_command("  moves \n"), Some(InputCommand::Moves));
+    assert_eq!(parse_command("UNDO"), Some(InputCommand::Undo));
+    assert_eq!(parse_command("resign"), Some(InputCommand::Resign));
+    assert_eq!(parse_command("help"), Some(InputCommand::Help));
+    assert_eq!(parse_command("?"), Some(InputCommand::Help));
+    assert_eq!(parse_command("quit"), Some(InputCommand::Quit));
+    assert_eq!(parse_command("board"), Some(InputCommand::Board));
     assert_eq!(parse_command(" "), None);
-    assert_eq!(parse_command("c6-g8"), Some(Command::Move("c6-g8".to_string())));
+    assert_eq!(parse_command("c6-g8"), Some(InputCommand::Move("c6-g8".to_string())));
 }
 
 #[test]

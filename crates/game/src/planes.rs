@@ -40,7 +40,30 @@ pub fn planes_len(codec: &ActionCodec) -> usize {
     PLANES * codec.cells() as usize
 }
 
+/// Everything a state's input planes show, as a key for caches of network outputs: two states
+/// with equal keys have equal planes (up to 64-bit hash collisions). The state's hash covers
+/// the pieces, the side to move, the castle moves and the place inside the move; the counters
+/// below are the ones the hash leaves out (repetition detection needs them out), clamped where
+/// their planes saturate so that states the network cannot tell apart share an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InputKey {
+    hash: u64,
+    no_progress_plies: u32,
+    occurrences: u32,
+}
+
 impl CamelotState {
+    /// The key of this state's input planes (see [`InputKey`]).
+    pub fn input_key(&self) -> InputKey {
+        use camelot_search::GameState as _;
+        let pos = self.mid_move().map_or(*self.position(), |m| m.position);
+        InputKey {
+            hash: self.hash(),
+            no_progress_plies: pos.no_progress_plies().min(self.rules().flags().no_progress_plies),
+            occurrences: self.occurrences().min(3),
+        }
+    }
+
     /// Writes this state's input planes into `out` (length [`planes_len`]); every value is
     /// overwritten.
     pub fn encode_planes(&self, out: &mut [f32]) {

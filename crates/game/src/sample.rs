@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use camelot_rules::Ruleset;
-use camelot_search::Game as _;
+use camelot_search::GameState as _;
 
 use crate::state::CamelotState;
 

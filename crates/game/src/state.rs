@@ -4,7 +4,7 @@ use crate::action::{ActionCodec, Decision};
 use camelot_rules::{
     Bitboard, Color, Game, LegTrie, Move, MoveKind, Outcome, Path, Position, Ruleset, Square, TrieScratch,
 };
-use camelot_search::{Game as SearchGame, Outcome as SearchOutcome, Player};
+use camelot_search::{GameState, Side, Terminal};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// One hash of the game's history: the positions that can still repeat.
@@ -331,15 +331,15 @@ impl CamelotState {
         self.node = 0;
     }
 
-    fn player(color: Color) -> Player {
+    fn player(color: Color) -> Side {
         match color {
-            Color::White => Player::First,
-            Color::Black => Player::Second,
+            Color::White => Side::First,
+            Color::Black => Side::Second,
         }
     }
 }
 
-impl SearchGame for CamelotState {
+impl GameState for CamelotState {
     fn action_space(&self) -> u32 {
         self.codec.action_space()
     }
@@ -390,14 +390,14 @@ impl SearchGame for CamelotState {
         }
     }
 
-    fn to_move(&self) -> Player {
+    fn to_move(&self) -> Side {
         CamelotState::player(self.turn.position.turn())
     }
 
-    fn terminal(&self) -> Option<SearchOutcome> {
+    fn terminal(&self) -> Option<Terminal> {
         self.turn.outcome.map(|o| match o.winner {
-            Some(c) => SearchOutcome::Win(CamelotState::player(c)),
-            None => SearchOutcome::Draw,
+            Some(c) => Terminal::Win(CamelotState::player(c)),
+            None => Terminal::Draw,
         })
     }
 
@@ -416,7 +416,7 @@ impl SearchGame for CamelotState {
             return None;
         }
         let trie = self.trie();
-        let winner = Some(SearchOutcome::Win(self.to_move()));
+        let winner = Some(Terminal::Win(self.to_move()));
         for (leg, child) in trie.children(self.node) {
             // Only a leg that completes the move can end the game; entering the castle does (a
             // deferred leg may have continuations: playing it tells).

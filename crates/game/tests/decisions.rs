@@ -3,7 +3,7 @@
 
 use camelot_game::CamelotState;
 use camelot_rules::{EndReason, Game, Position, Ruleset, VARIANT_NAMES};
-use camelot_search::{Game as _, Outcome, Player, SearchConfig, Searcher, Tree, UniformEvaluator};
+use camelot_search::{GameState as _, SearchConfig, Searcher, Side, Terminal, Tree, UniformEvaluator};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -112,10 +112,10 @@ fn mid_move_board_follows_the_legs() {
     let mut legal = Vec::new();
     state.legal_actions(&mut legal);
     assert!(legal.contains(&state.codec().stop()), "J7 ends a move that may continue");
-    assert_eq!(state.to_move(), Player::First);
+    assert_eq!(state.to_move(), Side::First);
     state.apply(actions[2]);
     assert!(state.mid_move().is_none());
-    assert_eq!(state.to_move(), Player::Second);
+    assert_eq!(state.to_move(), Side::Second);
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn search_finds_the_castle_win_on_cam() {
     let mut searcher = Searcher::new(SearchConfig { simulations: 200, ..SearchConfig::evaluation() }).expect("config");
     let mut trees = vec![Tree::new(state.clone(), 1)];
     let results = searcher.search(&mut trees, &mut UniformEvaluator).expect("search");
-    assert_eq!(results[0].proven, Some(Outcome::Win(Player::First)));
+    assert_eq!(results[0].proven, Some(Terminal::Win(Side::First)));
     let mut after = state;
     after.apply(results[0].action);
     assert_eq!(
@@ -211,6 +211,6 @@ fn few_simulations_never_miss_a_castle_win() {
         let mut trees = vec![Tree::new(state.clone(), seed)];
         let results = searcher.search(&mut trees, &mut UniformEvaluator).expect("search");
         assert_eq!(results[0].action, winning[0], "seed {seed}");
-        assert_eq!(results[0].proven, Some(Outcome::Win(Player::First)), "seed {seed}");
+        assert_eq!(results[0].proven, Some(Terminal::Win(Side::First)), "seed {seed}");
     }
 }

@@ -6,7 +6,7 @@ use camelot_game::{
     mirror_action, mirror_planes, planes_len, random_game_states, ActionCodec, CamelotState, Decision, PLANES,
 };
 use camelot_rules::{Color, Leg, Position, Ruleset, Square, VARIANT_NAMES};
-use camelot_search::Game as _;
+use camelot_search::GameState as _;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;

@@ -3,8 +3,8 @@
 
 use std::num::NonZeroUsize;
 
-use camelot_game::CamelotState;
-use camelot_search::{EvalError, Evaluations, Evaluator, Game, Wdl};
+use camelot_game::{CamelotState, InputKey};
+use camelot_search::{EvalError, Evaluations, Evaluator, Wdl};
 use lru::LruCache;
 
 use crate::model::AUX_OUTPUTS;
@@ -30,17 +30,13 @@ pub struct EvalStats {
 /// Evaluates Camelot states with a [`Network`].
 pub struct NetEvaluator {
     network: Network,
-    cache: Option<LruCache<u64, CachedEval>>,
+    // Keyed by everything the input planes show, so a hit returns what a forward pass would:
+    // games that share an evaluator cannot change each other's moves.
+    cache: Option<LruCache<InputKey, CachedEval>>,
     planes: Vec<f32>,
     misses: Vec<usize>,
     stats: EvalStats,
     material_utility: f32,
-}
-
-/// The cache key of a state: its hash (position and place inside the move) and how often the
-/// position occurred before, since the input planes show that count.
-fn cache_key(state: &CamelotState) -> u64 {
-    state.hash() ^ (state.occurrences() as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93)
 }
 
 impl NetEvaluator {
@@ -124,7 +120,7 @@ impl Evaluator<CamelotState> for NetEvaluator {
         self.stats.requests += states.len() as u64;
         self.misses.clear();
         for (i, state) in states.iter().enumerate() {
-            let hit = self.cache.as_mut().and_then(|cache| cache.get(&cache_key(state)));
+            let hit = self.cache.as_mut().and_then(|cache| cache.get(&state.input_key()));
             match hit {
                 Some(cached) if cached.priors.len() == out.legal_actions(i).len() => {
                     let entry = out.entry_mut(i);
@@ -155,7 +151,7 @@ impl Evaluator<CamelotState> for NetEvaluator {
             *entry.value = blend_material(Wdl::new(wdl[0], wdl[1], wdl[2]), material, self.material_utility);
             if let Some(cache) = &mut self.cache {
                 let cached = CachedEval { priors: entry.priors.to_vec().into_boxed_slice(), value: *entry.value };
-                cache.put(cache_key(states[i]), cached);
+                cache.put(states[i].input_key(), cached);
             }
         }
         Ok(())

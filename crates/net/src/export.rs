@@ -13,7 +13,7 @@ use std::sync::Arc;
 use burn::store::ModuleSnapshot;
 use camelot_game::{planes_len, random_game_states, CamelotState, ENCODING_VERSION, PLANES, PLANE_NAMES};
 use camelot_rules::{Ruleset, DIRECTION_DELTAS};
-use camelot_search::Game as _;
+use camelot_search::GameState as _;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};

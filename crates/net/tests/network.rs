@@ -13,7 +13,7 @@ use camelot_net::{
     NetConfig, NetEvaluator, Network, OptimizerKind, TrainConfig, Trainer, TrainingSample,
 };
 use camelot_rules::Ruleset;
-use camelot_search::{Evaluations, Evaluator, Game as _, SearchConfig, Searcher, Tree};
+use camelot_search::{Evaluations, Evaluator, GameState as _, SearchConfig, Searcher, Tree};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -358,6 +358,22 @@ fn evaluator_masks_illegal_actions_caches_and_drives_the_search() {
             assert!((x - y).abs() < 1e-5, "batch effects: {x} vs {y}");
         }
     }
+
+    // The same position with another no-progress count shows other planes, so the cache must
+    // not answer one with the other: a cached evaluator gives what a fresh one does.
+    let start = *states[0].position();
+    let mut later = start;
+    later.set_counters(start.no_progress_plies() + 30, start.fullmove());
+    let start = CamelotState::from_position(states[0].rules().clone(), start);
+    let later = CamelotState::from_position(states[0].rules().clone(), later);
+    assert_eq!(start.hash(), later.hash(), "the hash leaves the counters out");
+    assert_ne!(planes(&start), planes(&later), "the no-progress plane differs");
+    assert_ne!(start.input_key(), later.input_key());
+    fill(&mut cached, &[&start]);
+    let from_cache = fill(&mut cached, &[&later]);
+    let fresh = fill(&mut NetEvaluator::new(net.clone(), 0), &[&later]);
+    assert_eq!(from_cache.priors(0), fresh.priors(0));
+    assert_eq!(from_cache.value(0), fresh.value(0));
 
     // The search runs on it unchanged.
     let config = SearchConfig { simulations: 32, ..SearchConfig::default() };

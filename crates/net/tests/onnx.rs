@@ -18,7 +18,7 @@ use camelot_net::{
     grid_of, load_checkpoint, parse_device, save_checkpoint, CheckpointInfo, CheckpointPaths, Device, ModelCard,
     NetConfig, Network, OptimizerKind, TrainConfig, Trainer, TrainingSample,
 };
-use camelot_search::Game as _;
+use camelot_search::GameState as _;
 use prost::Message as _;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

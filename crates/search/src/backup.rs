@@ -2,20 +2,13 @@
 //! undoing of descents that ended without a value.
 
 use crate::eval::Wdl;
-use crate::game::Player;
+use crate::game::Side;
 use crate::tree::{Children, Edge, Kind, Node, Proof, Stats, Tree};
 
 /// Adds one completed visit with value `wdl` (seen by `persp`) to `node` and its ancestors,
 /// each with the sign of its own chooser, and removes the in-flight mark of the descent.
 #[inline]
-pub(crate) fn backup(
-    nodes: &mut [Node],
-    stats: &mut [Stats],
-    mut node: u32,
-    wdl: Wdl,
-    persp: Player,
-    draw_penalty: f32,
-) {
+pub(crate) fn backup(nodes: &mut [Node], stats: &mut [Stats], mut node: u32, wdl: Wdl, persp: Side, draw_penalty: f32) {
     let v = wdl.value() as f64;
     let d = wdl.draw as f64;
     let cost = draw_penalty as f64 * d;

@@ -20,13 +20,13 @@ pub enum SearchError {
         /// Index of the tree in the batch.
         tree: usize,
     },
-    /// A state that is not terminal listed no legal action (a bug in the `Game`).
+    /// A state that is not terminal listed no legal action (a bug in the `GameState`).
     #[error("a non-terminal state in tree {tree} has no legal actions")]
     NoLegalActions {
         /// Index of the tree in the batch.
         tree: usize,
     },
-    /// A state listed an action outside the action space (a bug in the `Game`).
+    /// A state listed an action outside the action space (a bug in the `GameState`).
     #[error("tree {tree}: legal action {action} is outside the action space of size {space}")]
     ActionOutOfRange {
         /// Index of the tree in the batch.

@@ -3,7 +3,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::game::{Game, Outcome};
+use crate::game::{GameState, Terminal};
 
 /// Win/draw/loss probabilities, always from the point of view of one stated player.
 ///
@@ -193,18 +193,18 @@ impl Evaluations {
 /// Results must not depend on which other states share the batch if batched and unbatched
 /// searches are to agree exactly (floating-point batch effects of a GPU are the usual
 /// exception).
-pub trait Evaluator<G: Game> {
+pub trait Evaluator<G: GameState> {
     /// Fills priors and values in `out` for every state in `states`.
     fn evaluate(&mut self, states: &[&G], out: &mut Evaluations) -> Result<(), EvalError>;
 }
 
-impl<G: Game, E: Evaluator<G> + ?Sized> Evaluator<G> for &mut E {
+impl<G: GameState, E: Evaluator<G> + ?Sized> Evaluator<G> for &mut E {
     fn evaluate(&mut self, states: &[&G], out: &mut Evaluations) -> Result<(), EvalError> {
         (**self).evaluate(states, out)
     }
 }
 
-impl<G: Game, E: Evaluator<G> + ?Sized> Evaluator<G> for Box<E> {
+impl<G: GameState, E: Evaluator<G> + ?Sized> Evaluator<G> for Box<E> {
     fn evaluate(&mut self, states: &[&G], out: &mut Evaluations) -> Result<(), EvalError> {
         (**self).evaluate(states, out)
     }
@@ -215,7 +215,7 @@ impl<G: Game, E: Evaluator<G> + ?Sized> Evaluator<G> for Box<E> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UniformEvaluator;
 
-impl<G: Game> Evaluator<G> for UniformEvaluator {
+impl<G: GameState> Evaluator<G> for UniformEvaluator {
     fn evaluate(&mut self, _states: &[&G], out: &mut Evaluations) -> Result<(), EvalError> {
         for entry in out.entries_mut() {
             entry.priors.fill(1.0);
@@ -230,7 +230,7 @@ impl<G: Game> Evaluator<G> for UniformEvaluator {
 ///
 /// Each playout picks uniformly random legal actions until the game ends or `max_plies`
 /// decisions have been played (then it counts as a draw). The playouts of a state are seeded
-/// from the evaluator's seed and the state's [`Game::hash`], so a state's value does not depend
+/// from the evaluator's seed and the state's [`GameState::hash`], so a state's value does not depend
 /// on the order of calls or on the other states in the batch: batched and unbatched searches
 /// see the same values.
 #[derive(Clone, Debug)]
@@ -260,13 +260,13 @@ impl RolloutEvaluator {
     }
 
     /// Value of `state` for its player to move, averaged over the configured playouts.
-    pub fn rollout_value<G: Game>(&mut self, state: &G) -> Wdl {
+    pub fn rollout_value<G: GameState>(&mut self, state: &G) -> Wdl {
         let me = state.to_move();
         let mut rng = ChaCha8Rng::seed_from_u64(mix64(self.seed ^ mix64(state.hash())));
         let (mut win, mut draw, mut loss) = (0u32, 0u32, 0u32);
         for _ in 0..self.rollouts {
             let mut s = state.clone();
-            let mut outcome = Outcome::Draw;
+            let mut outcome = Terminal::Draw;
             for _ in 0..self.max_plies {
                 if let Some(o) = s.terminal() {
                     outcome = o;
@@ -285,9 +285,9 @@ impl RolloutEvaluator {
                 outcome = o;
             }
             match outcome {
-                Outcome::Win(p) if p == me => win += 1,
-                Outcome::Win(_) => loss += 1,
-                Outcome::Draw => draw += 1,
+                Terminal::Win(p) if p == me => win += 1,
+                Terminal::Win(_) => loss += 1,
+                Terminal::Draw => draw += 1,
             }
         }
         let n = self.rollouts as f32;
@@ -295,7 +295,7 @@ impl RolloutEvaluator {
     }
 }
 
-impl<G: Game> Evaluator<G> for RolloutEvaluator {
+impl<G: GameState> Evaluator<G> for RolloutEvaluator {
     fn evaluate(&mut self, states: &[&G], out: &mut Evaluations) -> Result<(), EvalError> {
         for (i, state) in states.iter().enumerate() {
             let value = self.rollout_value(*state);

@@ -1,6 +1,6 @@
 //! Generic batched Monte Carlo tree search for camelot-zero.
 //!
-//! The search knows nothing of Camelot or of neural networks. It sees a [`Game`] one
+//! The search knows nothing of Camelot or of neural networks. It sees a [`GameState`] one
 //! *decision* at a time (a Camelot move is a chain of legs, one leg per decision, so the same
 //! player may decide several times in a row) and asks an [`Evaluator`] for priors and
 //! win/draw/loss values, always for a whole batch of leaves.
@@ -20,29 +20,29 @@
 //!   schedule), principal variation.
 //!
 //! ```
-//! use camelot_search::{Game, Outcome, Player, SearchConfig, Searcher, Tree, UniformEvaluator};
+//! use camelot_search::{GameState, Terminal, Side, SearchConfig, Searcher, Tree, UniformEvaluator};
 //!
 //! /// Players alternately add 1 or 2 to a counter; whoever reaches 4 wins.
 //! #[derive(Clone)]
-//! struct Race { total: u32, next: Player }
+//! struct Race { total: u32, next: Side }
 //!
-//! impl Game for Race {
+//! impl GameState for Race {
 //!     fn action_space(&self) -> u32 { 2 }
 //!     fn legal_actions(&self, out: &mut Vec<u32>) { out.extend([0, 1]) }
 //!     fn apply(&mut self, action: u32) {
 //!         self.total += action + 1;
 //!         if self.total < 4 { self.next = self.next.opponent(); }
 //!     }
-//!     fn to_move(&self) -> Player { self.next }
-//!     fn terminal(&self) -> Option<Outcome> { (self.total >= 4).then_some(Outcome::Win(self.next)) }
+//!     fn to_move(&self) -> Side { self.next }
+//!     fn terminal(&self) -> Option<Terminal> { (self.total >= 4).then_some(Terminal::Win(self.next)) }
 //!     fn hash(&self) -> u64 { (self.total as u64) << 1 | self.next.index() as u64 }
 //! }
 //!
 //! let mut searcher = Searcher::new(SearchConfig::evaluation()).unwrap();
-//! let mut trees = vec![Tree::new(Race { total: 0, next: Player::First }, 7)];
+//! let mut trees = vec![Tree::new(Race { total: 0, next: Side::First }, 7)];
 //! let results = searcher.search(&mut trees, &mut UniformEvaluator).unwrap();
 //! // From 0 the first player wins by going to 1: whatever the opponent adds, 4 is in reach.
-//! assert_eq!(results[0].proven, Some(Outcome::Win(Player::First)));
+//! assert_eq!(results[0].proven, Some(Terminal::Win(Side::First)));
 //! assert_eq!(results[0].action, 0);
 //! ```
 
@@ -63,7 +63,7 @@ mod tree;
 pub use config::{SearchConfig, TemperatureSchedule};
 pub use error::SearchError;
 pub use eval::{EvalEntry, EvalError, Evaluations, Evaluator, RolloutEvaluator, UniformEvaluator, Wdl};
-pub use game::{Game, Outcome, Player};
+pub use game::{GameState, Side, Terminal};
 pub use search::{SearchResult, Searcher};
 pub use seed::derive_seed;
 pub use tree::Tree;

@@ -4,7 +4,7 @@
 use crate::backup::{abandon, backup, propagate_proof, revert_path};
 use crate::config::SearchConfig;
 use crate::eval::{Evaluations, Evaluator, Wdl};
-use crate::game::{Game, Outcome, Player};
+use crate::game::{GameState, Side, Terminal};
 use crate::gumbel::{self, QRule};
 use crate::noise;
 use crate::select::{
@@ -19,7 +19,7 @@ use crate::SearchError;
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchResult {
     /// The player to move at the root; every value below is from this player's view.
-    pub to_move: Player,
+    pub to_move: Side,
     /// The root's legal actions.
     pub actions: Vec<u32>,
     /// Completed visits per action, earlier searches of a reused subtree included.
@@ -35,7 +35,7 @@ pub struct SearchResult {
     /// Root value (mean of everything backed up through the root; exact when proven).
     pub value: Wdl,
     /// The solver's verdict on the root, if it found one.
-    pub proven: Option<Outcome>,
+    pub proven: Option<Terminal>,
     /// The move chosen: by the temperature schedule from visits (PUCT), or the sequential
     /// halving winner (Gumbel); a proven win always, a proven loss only if nothing else.
     pub action: u32,
@@ -49,7 +49,7 @@ pub struct SearchResult {
 impl Default for SearchResult {
     fn default() -> Self {
         SearchResult {
-            to_move: Player::First,
+            to_move: Side::First,
             actions: Vec::new(),
             visits: Vec::new(),
             priors: Vec::new(),
@@ -64,19 +64,19 @@ impl Default for SearchResult {
     }
 }
 
-/// Outcome of one descent from a root.
+/// What one descent from a root found from a root.
 enum Descent {
     /// A new leaf that needs the evaluator.
     Leaf(u32),
     /// A node with a known value (terminal or proven): back it up now. Value is from the
     /// given player's view.
-    Done(u32, Wdl, Player),
+    Done(u32, Wdl, Side),
     /// Reached a leaf another descent of this round already waits on.
     Collision(u32),
 }
 
 /// The search engine: configuration plus reusable buffers. One per worker thread; it can
-/// drive any number of trees, of any [`Game`].
+/// drive any number of trees, of any [`GameState`].
 ///
 /// The normal call is [`Searcher::search`] over a batch of trees: every round, each tree
 /// descends to up to [`SearchConfig::leaves_per_tree`] new leaves (virtual loss keeps them
@@ -124,7 +124,7 @@ impl Searcher {
 
     /// Searches every tree in `trees` with [`SearchConfig::simulations`] new simulations each,
     /// sending the leaves of all trees to `evaluator` together; one result per tree.
-    pub fn search<G: Game, E: Evaluator<G> + ?Sized>(
+    pub fn search<G: GameState, E: Evaluator<G> + ?Sized>(
         &mut self,
         trees: &mut [Tree<G>],
         evaluator: &mut E,
@@ -135,7 +135,7 @@ impl Searcher {
     }
 
     /// Searches a single tree (a batch of one).
-    pub fn search_one<G: Game, E: Evaluator<G> + ?Sized>(
+    pub fn search_one<G: GameState, E: Evaluator<G> + ?Sized>(
         &mut self,
         tree: &mut Tree<G>,
         evaluator: &mut E,
@@ -147,7 +147,7 @@ impl Searcher {
 
     /// Like [`Searcher::search`], writing into `results` (resized to `trees.len()`) and
     /// reusing its vectors, so that repeated searches allocate nothing.
-    pub fn search_into<G: Game, E: Evaluator<G> + ?Sized>(
+    pub fn search_into<G: GameState, E: Evaluator<G> + ?Sized>(
         &mut self,
         trees: &mut [Tree<G>],
         evaluator: &mut E,
@@ -209,7 +209,7 @@ impl Searcher {
 
     /// Descends tree `ti` up to `leaves_per_tree` times, queueing new leaves and backing up
     /// known values at once.
-    fn gather<G: Game>(&mut self, ti: usize, t: &mut Tree<G>) -> Result<(), SearchError> {
+    fn gather<G: GameState>(&mut self, ti: usize, t: &mut Tree<G>) -> Result<(), SearchError> {
         let mut leaves = 0;
         while leaves < self.config.leaves_per_tree {
             let root_ready = t.stats[0].kind == Kind::Expanded;
@@ -242,7 +242,7 @@ impl Searcher {
     }
 
     /// Lists the legal actions of leaf `node` into the evaluation batch.
-    fn queue_leaf<G: Game>(&mut self, ti: usize, t: &Tree<G>, node: u32) -> Result<(), SearchError> {
+    fn queue_leaf<G: GameState>(&mut self, ti: usize, t: &Tree<G>, node: u32) -> Result<(), SearchError> {
         let state = &t.states[t.nodes[node as usize].state as usize];
         self.legal.clear();
         state.legal_actions(&mut self.legal);
@@ -259,7 +259,7 @@ impl Searcher {
     }
 
     /// One descent from the root, adding one in-flight count to every node on the path.
-    fn descend<G: Game>(&mut self, t: &mut Tree<G>) -> Descent {
+    fn descend<G: GameState>(&mut self, t: &mut Tree<G>) -> Descent {
         let cfg = &self.config;
         let mut node = 0u32;
         t.stats[0].in_flight += 1;
@@ -357,7 +357,7 @@ impl Searcher {
     }
 
     /// Creates the children of evaluated leaf `node` (batch entry `i`) and backs up its value.
-    fn expand<G: Game>(&mut self, t: &mut Tree<G>, i: usize, node: u32) {
+    fn expand<G: GameState>(&mut self, t: &mut Tree<G>, i: usize, node: u32) {
         let mut value = self.evals.value(i).normalized().unwrap_or(Wdl::DRAW);
         let legal = self.evals.legal_actions(i);
         let priors = self.evals.priors(i);
@@ -373,16 +373,16 @@ impl Searcher {
         st.kind = Kind::Expanded;
         st.prefix = priors.windows(2).all(|w| w[0] >= w[1]);
         // A win in one decision: that child is terminal and this node is won, whatever the
-        // evaluator said (see `Game::decisive_action`).
+        // evaluator said (see `GameState::decisive_action`).
         let decisive =
             if self.config.solver { t.states[t.nodes[node as usize].state as usize].decisive_action() } else { None };
         if let Some(index) = decisive.and_then(|action| legal.iter().position(|&a| a == action)) {
             let edge = first + index as u32;
             t.edges[edge as usize].node = t.nodes.len() as u32;
             t.nodes.push(Node::child(node, edge, player));
-            let proof = Proof::from_outcome(Outcome::Win(player), player);
+            let proof = Proof::from_outcome(Terminal::Win(player), player);
             t.stats.push(Stats { kind: Kind::Terminal, proof, ..Stats::new() });
-            value = Outcome::Win(player).wdl_for(player);
+            value = Terminal::Win(player).wdl_for(player);
             propagate_proof(&t.nodes, &mut t.stats, &t.edges, node);
         }
         backup(&mut t.nodes, &mut t.stats, node, value, player, self.config.draw_penalty);
@@ -394,7 +394,7 @@ impl Searcher {
     }
 
     /// Per-search root set-up: fresh Dirichlet noise (PUCT) or Gumbel samples (Gumbel).
-    fn prepare_root<G: Game>(&mut self, t: &mut Tree<G>) {
+    fn prepare_root<G: GameState>(&mut self, t: &mut Tree<G>) {
         let cfg = &self.config;
         let range = t.stats[0].children();
         // Every root child gets its node now, so that the statistics PUCT reads at every
@@ -453,7 +453,7 @@ impl Searcher {
     }
 
     /// Rolls back every queued leaf after an error, so the trees stay consistent.
-    fn rollback<G: Game>(&mut self, trees: &mut [Tree<G>]) {
+    fn rollback<G: GameState>(&mut self, trees: &mut [Tree<G>]) {
         for &(ti, node) in &self.pending {
             abandon(&mut trees[ti as usize], node);
         }
@@ -462,7 +462,7 @@ impl Searcher {
     }
 
     /// Writes the result of tree `t` into `r`.
-    fn fill_result<G: Game>(&mut self, t: &mut Tree<G>, r: &mut SearchResult) {
+    fn fill_result<G: GameState>(&mut self, t: &mut Tree<G>, r: &mut SearchResult) {
         let cfg = &self.config;
         let root = t.nodes[0];
         let root_stats = t.stats[0];

@@ -4,7 +4,7 @@
 use rand::Rng;
 
 use crate::config::SearchConfig;
-use crate::game::Game;
+use crate::game::GameState;
 use crate::gumbel::{self, QRule};
 use crate::noise;
 use crate::tree::{Child, Children, Proof, Stats, Tree};
@@ -220,7 +220,7 @@ fn puct_select_prefix(
 /// Gumbel root selection by sequential halving: among the root children whose visit count in
 /// this search equals the schedule's entry for this simulation, the highest
 /// `gumbel + logit + sigma(completed Q)`.
-pub(crate) fn gumbel_root_select<G: Game>(t: &Tree<G>, cfg: &SearchConfig, sigma: &mut Vec<f32>) -> usize {
+pub(crate) fn gumbel_root_select<G: GameState>(t: &Tree<G>, cfg: &SearchConfig, sigma: &mut Vec<f32>) -> usize {
     let root = &t.nodes[0];
     let children = Children::of(&t.stats[0], &t.edges, &t.stats);
     let rs = &t.search;
@@ -254,7 +254,7 @@ pub(crate) fn gumbel_root_select<G: Game>(t: &Tree<G>, cfg: &SearchConfig, sigma
 
 /// Gumbel's final move: among the root children with the most visits in this search, the
 /// highest `gumbel + logit + sigma(completed Q)`; proven losses only if nothing else.
-pub(crate) fn gumbel_final_select<G: Game>(t: &Tree<G>, sigma: &[f32], solver: bool) -> usize {
+pub(crate) fn gumbel_final_select<G: GameState>(t: &Tree<G>, sigma: &[f32], solver: bool) -> usize {
     let children = Children::of(&t.stats[0], &t.edges, &t.stats);
     let rs = &t.search;
     let not_lost = |i: usize| !(solver && children.get(i).proof == Proof::Loss);

@@ -6,7 +6,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::eval::Wdl;
-use crate::game::{Game, Outcome, Player};
+use crate::game::{GameState, Side, Terminal};
 use crate::SearchError;
 
 /// Marks a missing link.
@@ -38,11 +38,11 @@ pub(crate) enum Proof {
 }
 
 impl Proof {
-    pub(crate) fn from_outcome(outcome: Outcome, chooser: Player) -> Proof {
+    pub(crate) fn from_outcome(outcome: Terminal, chooser: Side) -> Proof {
         match outcome {
-            Outcome::Win(p) if p == chooser => Proof::Win,
-            Outcome::Win(_) => Proof::Loss,
-            Outcome::Draw => Proof::Draw,
+            Terminal::Win(p) if p == chooser => Proof::Win,
+            Terminal::Win(_) => Proof::Loss,
+            Terminal::Draw => Proof::Draw,
         }
     }
 
@@ -73,12 +73,12 @@ impl Proof {
     }
 
     /// The outcome of the game for a status seen by `chooser`.
-    pub(crate) fn outcome(self, chooser: Player) -> Option<Outcome> {
+    pub(crate) fn outcome(self, chooser: Side) -> Option<Terminal> {
         match self {
             Proof::Unknown => None,
-            Proof::Win => Some(Outcome::Win(chooser)),
-            Proof::Loss => Some(Outcome::Win(chooser.opponent())),
-            Proof::Draw => Some(Outcome::Draw),
+            Proof::Win => Some(Terminal::Win(chooser)),
+            Proof::Loss => Some(Terminal::Win(chooser.opponent())),
+            Proof::Draw => Some(Terminal::Draw),
         }
     }
 }
@@ -118,10 +118,10 @@ pub(crate) struct Node {
     pub draw_sum: f64,
     /// The evaluator's value of this node, from the view of `player` (Gumbel's mixed value).
     pub raw_value: f32,
-    /// Player to move at this node (meaningful once the state exists and is not terminal).
-    pub player: Player,
-    /// Player who chose the edge into this node; for the root, `player`.
-    pub chooser: Player,
+    /// Side to move at this node (meaningful once the state exists and is not terminal).
+    pub player: Side,
+    /// Side who chose the edge into this node; for the root, `player`.
+    pub chooser: Side,
 }
 
 /// What a descent reads of each node, in one dense array parallel to the nodes: the numbers
@@ -270,13 +270,13 @@ impl<'a> Children<'a> {
 }
 
 impl Node {
-    fn root(player: Player) -> Node {
+    fn root(player: Side) -> Node {
         Node { parent: NONE, state: 0, edge: NONE, draw_sum: 0.0, raw_value: 0.0, player, chooser: player }
     }
 
     /// A fresh child of `parent` through edge `edge`, chosen by `chooser`.
     #[inline]
-    pub(crate) fn child(parent: u32, edge: u32, chooser: Player) -> Node {
+    pub(crate) fn child(parent: u32, edge: u32, chooser: Side) -> Node {
         Node { parent, state: NONE, edge, draw_sum: 0.0, raw_value: 0.0, player: chooser, chooser }
     }
 }
@@ -332,7 +332,7 @@ pub struct Tree<G> {
     legal: Vec<u32>,
 }
 
-impl<G: Game> Tree<G> {
+impl<G: GameState> Tree<G> {
     /// A tree rooted at `state` whose randomness (root noise, Gumbel samples, move sampling)
     /// comes from a ChaCha8 stream seeded with `seed`.
     pub fn new(state: G, seed: u64) -> Tree<G> {

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Instant;
 
-use camelot_search::{Game, SearchConfig, SearchResult, Searcher, Tree, UniformEvaluator};
+use camelot_search::{GameState, SearchConfig, SearchResult, Searcher, Tree, UniformEvaluator};
 use common::tictactoe::TicTacToe;
 
 /// Self-play with tree reuse: `trees` games at once, `config.simulations` per decision,

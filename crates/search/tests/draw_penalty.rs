@@ -1,7 +1,7 @@
 //! `SearchConfig::draw_penalty`: a draw costs both sides, so a sure draw loses to a slightly
 //! unfavourable but open line once the penalty exceeds the gap; the reported value stays plain.
 
-use camelot_search::{EvalError, Evaluations, Evaluator, Game, Outcome, Player, SearchConfig, Searcher, Tree, Wdl};
+use camelot_search::{EvalError, Evaluations, Evaluator, GameState, SearchConfig, Searcher, Side, Terminal, Tree, Wdl};
 
 const SAFE: u32 = 0;
 const RISK: u32 = 1;
@@ -15,7 +15,7 @@ struct Gamble {
     drawn: bool,
 }
 
-impl Game for Gamble {
+impl GameState for Gamble {
     fn action_space(&self) -> u32 {
         2
     }
@@ -30,15 +30,15 @@ impl Game for Gamble {
         self.drawn = self.depth == 0 && action == SAFE;
         self.depth += 1;
     }
-    fn to_move(&self) -> Player {
+    fn to_move(&self) -> Side {
         if self.depth % 2 == 0 {
-            Player::First
+            Side::First
         } else {
-            Player::Second
+            Side::Second
         }
     }
-    fn terminal(&self) -> Option<Outcome> {
-        self.drawn.then_some(Outcome::Draw)
+    fn terminal(&self) -> Option<Terminal> {
+        self.drawn.then_some(Terminal::Draw)
     }
     fn hash(&self) -> u64 {
         u64::from(self.depth) * 2 + u64::from(self.drawn)
@@ -53,7 +53,7 @@ impl Evaluator<Gamble> for OpenGame {
         for (state, entry) in states.iter().zip(out.entries_mut()) {
             entry.priors.fill(1.0);
             let first = Wdl::new(0.45, 0.0, 0.55);
-            *entry.value = if state.to_move() == Player::First { first } else { first.flip() };
+            *entry.value = if state.to_move() == Side::First { first } else { first.flip() };
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use camelot_search::{Game, Outcome, Player, RolloutEvaluator, SearchConfig, Searcher, Tree, UniformEvaluator};
+use camelot_search::{GameState, RolloutEvaluator, SearchConfig, Searcher, Side, Terminal, Tree, UniformEvaluator};
 use common::chain_nim::{ChainNim, STOP, TAKE};
 
 fn config(simulations: u32, solver: bool, gumbel: bool) -> SearchConfig {
@@ -16,11 +16,11 @@ fn config(simulations: u32, solver: bool, gumbel: bool) -> SearchConfig {
 #[test]
 fn mid_move_values_have_the_movers_sign() {
     for gumbel in [false, true] {
-        let state = ChainNim { pile: 4, taken: 1, next: Player::First };
+        let state = ChainNim { pile: 4, taken: 1, next: Side::First };
         let mut searcher = Searcher::new(config(2000, false, gumbel)).expect("valid config");
         let mut tree = Tree::new(state, 1);
         let r = searcher.search_one(&mut tree, &mut RolloutEvaluator::new(1).with_rollouts(4)).expect("search");
-        assert_eq!(r.to_move, Player::First);
+        assert_eq!(r.to_move, Side::First);
         assert_eq!(r.action, STOP, "gumbel {gumbel}: {r:?}");
         let q = |a: u32| r.q[r.actions.iter().position(|&x| x == a).expect("legal")];
         let (q_stop, q_take) = (q(STOP).expect("visited"), q(TAKE).expect("visited"));
@@ -50,17 +50,17 @@ fn search_finds_the_whole_winning_chain() {
         assert!(r.value.win > r.value.loss, "pile {pile}: {:?}", r.value);
         // Play the chain with tree reuse; the mover stays the same until the turn passes.
         for &a in &expected {
-            assert_eq!(tree.root_state().to_move(), Player::First);
+            assert_eq!(tree.root_state().to_move(), Side::First);
             let r = searcher.search_one(&mut tree, &mut evaluator).expect("search");
-            assert_eq!(r.to_move, Player::First);
+            assert_eq!(r.to_move, Side::First);
             assert_eq!(r.action, a, "pile {pile}");
             assert!(r.value.win > r.value.loss, "pile {pile}: {:?}", r.value);
             tree.advance(a).expect("legal");
         }
-        assert_eq!(tree.root_state().to_move(), Player::Second);
+        assert_eq!(tree.root_state().to_move(), Side::Second);
         assert_eq!(tree.root_state().pile % 4, 0);
         let r = searcher.search_one(&mut tree, &mut evaluator).expect("search");
-        assert_eq!(r.to_move, Player::Second);
+        assert_eq!(r.to_move, Side::Second);
         assert!(r.value.loss > r.value.win, "pile {pile}: {:?}", r.value);
     }
 }
@@ -75,11 +75,11 @@ fn solver_proves_chain_nim() {
             if taken > 0 && pile == 0 {
                 continue;
             }
-            let state = ChainNim { pile, taken, next: Player::Second };
+            let state = ChainNim { pile, taken, next: Side::Second };
             let mut tree = Tree::new(state, pile as u64);
             let r = searcher.search_one(&mut tree, &mut UniformEvaluator).expect("search");
-            let winner = if state.mover_wins() { Player::Second } else { Player::First };
-            assert_eq!(r.proven, Some(Outcome::Win(winner)), "{state:?}");
+            let winner = if state.mover_wins() { Side::Second } else { Side::First };
+            assert_eq!(r.proven, Some(Terminal::Win(winner)), "{state:?}");
             if let Some(a) = state.winning_action() {
                 assert_eq!(r.action, a, "{state:?}");
             }
@@ -95,7 +95,7 @@ fn search_converts_wins_against_perfect_play() {
         let mut searcher = Searcher::new(config(2000, true, gumbel)).expect("valid config");
         let mut evaluator = RolloutEvaluator::new(5).with_rollouts(4);
         for pile in (5..=15u32).filter(|p| p % 4 != 0) {
-            for search_side in Player::BOTH {
+            for search_side in Side::BOTH {
                 // The winning side moves first.
                 let mut state = ChainNim { pile, taken: 0, next: search_side };
                 let mut tree = Tree::new(state, pile as u64);
@@ -109,7 +109,7 @@ fn search_converts_wins_against_perfect_play() {
                     state.apply(a);
                     tree.advance(a).expect("legal");
                 }
-                assert_eq!(state.terminal(), Some(Outcome::Win(search_side)), "gumbel {gumbel} pile {pile}");
+                assert_eq!(state.terminal(), Some(Terminal::Win(search_side)), "gumbel {gumbel} pile {pile}");
             }
         }
     }

@@ -4,8 +4,8 @@
 mod common;
 
 use camelot_search::{
-    EvalError, Evaluations, Evaluator, Game, Outcome, Player, RolloutEvaluator, SearchConfig, SearchError,
-    SearchResult, Searcher, TemperatureSchedule, Tree, UniformEvaluator,
+    EvalError, Evaluations, Evaluator, GameState, RolloutEvaluator, SearchConfig, SearchError, SearchResult, Searcher,
+    Side, TemperatureSchedule, Terminal, Tree, UniformEvaluator,
 };
 use common::tictactoe::{Minimax, TicTacToe};
 use rand::SeedableRng;
@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 
 /// Plays one game between the search (as `search_side`) and perfect minimax with random
 /// tie-breaks. The search tree is advanced on both sides' moves (tree reuse).
-fn play_vs_minimax(config: &SearchConfig, rollouts: u32, search_side: Player, seed: u64) -> Outcome {
+fn play_vs_minimax(config: &SearchConfig, rollouts: u32, search_side: Side, seed: u64) -> Terminal {
     let mut searcher = Searcher::new(config.clone()).expect("valid config");
     let mut evaluator = RolloutEvaluator::new(seed ^ 0xABCD).with_rollouts(rollouts);
     let mut minimax = Minimax::new();
@@ -42,11 +42,11 @@ fn play_vs_minimax(config: &SearchConfig, rollouts: u32, search_side: Player, se
 fn match_vs_minimax(config: &SearchConfig, rollouts: u32) -> (u32, u32, u32) {
     let (mut w, mut d, mut l) = (0, 0, 0);
     for game in 0..100u64 {
-        let side = if game % 2 == 0 { Player::First } else { Player::Second };
+        let side = if game % 2 == 0 { Side::First } else { Side::Second };
         match play_vs_minimax(config, rollouts, side, 1000 + game) {
-            Outcome::Win(p) if p == side => w += 1,
-            Outcome::Win(_) => l += 1,
-            Outcome::Draw => d += 1,
+            Terminal::Win(p) if p == side => w += 1,
+            Terminal::Win(_) => l += 1,
+            Terminal::Draw => d += 1,
         }
     }
     (w, d, l)
@@ -102,7 +102,7 @@ fn solver_proves_forced_wins_and_losses() {
         let state = TicTacToe::from_str(position);
         assert_eq!(minimax.value(&state), 1, "{position} should be won for X");
         let result = search_position(SearchConfig { simulations: 20_000, ..SearchConfig::evaluation() }, position, 5);
-        assert_eq!(result.proven, Some(Outcome::Win(Player::First)), "{position}");
+        assert_eq!(result.proven, Some(Terminal::Win(Side::First)), "{position}");
         assert_eq!(result.value, camelot_search::Wdl::WIN);
         assert!(
             minimax.best_actions(&state).contains(&result.action),
@@ -121,10 +121,10 @@ fn solver_proves_forced_wins_and_losses() {
     // O to move after X's corner-edge opening went wrong for O: lost.
     let position = "XO..X....";
     let state = TicTacToe::from_str(position);
-    assert_eq!(state.to_move(), Player::Second);
+    assert_eq!(state.to_move(), Side::Second);
     assert_eq!(minimax.value(&state), -1);
     let result = search_position(SearchConfig { simulations: 20_000, ..SearchConfig::evaluation() }, position, 6);
-    assert_eq!(result.proven, Some(Outcome::Win(Player::First)));
+    assert_eq!(result.proven, Some(Terminal::Win(Side::First)));
     assert_eq!(result.value, camelot_search::Wdl::LOSS);
 }
 
@@ -137,7 +137,7 @@ fn solver_proves_draws() {
     for (position, simulations) in [("X...O...X", 20_000), ("XOX.O....", 20_000), ("X...O....", 200_000)] {
         assert_eq!(minimax.value(&TicTacToe::from_str(position)), 0);
         let result = search_position(SearchConfig { simulations, ..SearchConfig::evaluation() }, position, 9);
-        assert_eq!(result.proven, Some(Outcome::Draw), "{position}");
+        assert_eq!(result.proven, Some(Terminal::Draw), "{position}");
         assert_eq!(result.value, camelot_search::Wdl::DRAW);
         let state = TicTacToe::from_str(position);
         assert!(minimax.best_actions(&state).contains(&result.action));
@@ -283,7 +283,7 @@ fn tree_reuse_keeps_the_subtree() {
     assert_eq!(tree.move_number(), 1);
     assert_eq!(tree.root_visits(), kept);
     let r2 = searcher.search_one(&mut tree, &mut evaluator).expect("search");
-    assert_eq!(r2.to_move, Player::Second);
+    assert_eq!(r2.to_move, Side::Second);
     assert_eq!(r2.visits.iter().sum::<u32>(), kept - 1 + 500);
     assert_eq!(r2.simulations, 500);
     // Advancing into an unexpanded child, or an unsearched root, starts afresh.

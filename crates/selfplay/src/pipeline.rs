@@ -12,7 +12,7 @@ use crate::error::SelfplayError;
 use crate::layout;
 use crate::run::{read_state, Run, RunState};
 use crate::store::RunStore;
-use crate::trainer::Trainer;
+use crate::trainer::RunTrainer;
 use crate::worker::{play_generation, Players};
 use crate::{evaluator, RunConfig};
 
@@ -82,7 +82,7 @@ pub fn run(
 ) -> Result<RunSummary, SelfplayError> {
     let run = Run::create_or_resume(store, config, options.allow_config_change, options.device.clone())?;
     run.ensure_initial_model()?;
-    let mut trainer = Trainer::new(&run);
+    let mut trainer = RunTrainer::new(&run);
     let mut done_here = 0;
     let mut state = read_state(&run.store)?;
     for g in 0..run.config.generations {

@@ -9,7 +9,7 @@ use camelot_game::CamelotState;
 use camelot_net::{NetEvaluator, Network};
 use camelot_rules::Ruleset;
 use camelot_search::{
-    derive_seed, EvalError, Evaluations, Evaluator, Game as _, Outcome, Player, SearchResult, Searcher, Tree,
+    derive_seed, EvalError, Evaluations, Evaluator, GameState as _, SearchResult, Searcher, Side, Terminal, Tree,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -59,10 +59,10 @@ fn search_error(e: impl std::fmt::Display) -> SelfplayError {
     SelfplayError::Search(e.to_string())
 }
 
-fn color_sign(player: Player) -> i8 {
+fn color_sign(player: Side) -> i8 {
     match player {
-        Player::First => 1,
-        Player::Second => -1,
+        Side::First => 1,
+        Side::Second => -1,
     }
 }
 
@@ -73,7 +73,7 @@ struct Slot {
     done: bool,
     /// In a game against an earlier network: its index in the group's opponents and the
     /// side it plays.
-    opponent: Option<(usize, Player)>,
+    opponent: Option<(usize, Side)>,
     /// Who built the current tree: `None` the learner, `Some(k)` opponent `k`. A tree is
     /// only reused by the network that built it (its priors and values are that network's).
     tree_owner: Option<usize>,
@@ -142,7 +142,7 @@ pub fn play_selfplay_group(
             let mut opponent_rng = ChaCha8Rng::seed_from_u64(derive_seed(group_seed, 7, i as u64));
             let opponent = (!opponents.is_empty() && opponent_rng.random::<f32>() < s.past_opponents).then(|| {
                 let k = opponent_rng.random_range(0..opponents.len());
-                let side = if opponent_rng.random::<bool>() { Player::First } else { Player::Second };
+                let side = if opponent_rng.random::<bool>() { Side::First } else { Side::Second };
                 (k, side)
             });
             let opponent_record = opponent.map(|(k, side)| PastOpponentRecord {
@@ -268,8 +268,8 @@ fn step_selfplay(
     }
     if let Some(outcome) = state.terminal() {
         record.winner = match outcome {
-            Outcome::Win(p) => color_sign(p),
-            Outcome::Draw => 0,
+            Terminal::Win(p) => color_sign(p),
+            Terminal::Draw => 0,
         };
         record.end = GameEnd::Rules;
         slot.done = true;

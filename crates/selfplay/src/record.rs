@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use camelot_game::CamelotState;
 use camelot_rules::Ruleset;
-use camelot_search::Game as _;
+use camelot_search::GameState as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use camelot_game::{planes_len, CamelotState};
 use camelot_net::TrainingSample;
 use camelot_rules::{Color, Role, Ruleset};
-use camelot_search::Game as _;
+use camelot_search::GameState as _;
 
 use crate::record::GameRecord;
 

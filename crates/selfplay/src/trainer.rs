@@ -1,5 +1,5 @@
 //! The trainer: model `g + 1` from model `g` on the replay window, published with the record
-//! of what trained it. `camelot train` calls [`Trainer::train_next`] once per generation; a
+//! of what trained it. `camelot train` calls [`RunTrainer::train_next`] once per generation; a
 //! `camelot trainer` process ([`trainer`]) waits for enough new shards first. Only the trainer
 //! writes `models/` and `train/`.
 
@@ -76,15 +76,15 @@ struct CachedShard {
 }
 
 /// The trainer's state between generations: the shards it has read, by key.
-pub struct Trainer<'a> {
+pub struct RunTrainer<'a> {
     run: &'a Run,
     cache: HashMap<String, CachedShard>,
 }
 
-impl<'a> Trainer<'a> {
+impl<'a> RunTrainer<'a> {
     /// A trainer of `run` with nothing read yet.
-    pub fn new(run: &'a Run) -> Trainer<'a> {
-        Trainer { run, cache: HashMap::new() }
+    pub fn new(run: &'a Run) -> RunTrainer<'a> {
+        RunTrainer { run, cache: HashMap::new() }
     }
 
     fn load(&mut self, key: &str) -> Result<&CachedShard, SelfplayError> {
@@ -292,7 +292,7 @@ pub struct TrainerSummary {
 /// published or a stop is requested.
 pub fn trainer(run: &Run, options: &RoleOptions) -> Result<TrainerSummary, SelfplayError> {
     run.ensure_initial_model()?;
-    let mut trainer = Trainer::new(run);
+    let mut trainer = RunTrainer::new(run);
     let mut summary = TrainerSummary::default();
     loop {
         let g = run.newest_model()?.unwrap_or(0);

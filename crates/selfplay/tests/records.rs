@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use camelot_game::{planes_len, CamelotState};
 use camelot_rules::Ruleset;
-use camelot_search::Game as _;
+use camelot_search::GameState as _;
 use camelot_selfplay::record::{
     encode_shard, read_shard, replay_moves, DecisionTarget, GameEnd, GameRecord, PastOpponentRecord,
 };
@@ -54,9 +54,9 @@ fn random_record(rules: &Arc<Ruleset>, seed: u64) -> (GameRecord, Vec<CamelotSta
     if let Some(outcome) = state.terminal() {
         record.end = GameEnd::Rules;
         record.winner = match outcome {
-            camelot_search::Outcome::Win(camelot_search::Player::First) => 1,
-            camelot_search::Outcome::Win(camelot_search::Player::Second) => -1,
-            camelot_search::Outcome::Draw => 0,
+            camelot_search::Terminal::Win(camelot_search::Side::First) => 1,
+            camelot_search::Terminal::Win(camelot_search::Side::Second) => -1,
+            camelot_search::Terminal::Draw => 0,
         };
     }
     (record, states)

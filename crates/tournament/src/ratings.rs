@@ -219,12 +219,12 @@ struct Counts {
 }
 
 /// Parameter layout: ratings `0..n` (natural units), then white advantage, then `ln nu`.
-struct Model {
+struct RatingModel {
     n: usize,
     pairs: Vec<((usize, usize), Counts)>,
 }
 
-impl Model {
+impl RatingModel {
     fn params(&self) -> usize {
         self.n + 2
     }
@@ -233,7 +233,7 @@ impl Model {
     /// the slots `[white's rating, black's rating, white advantage, ln nu]`.
     const X: [[f64; 4]; 3] = [[1.0, 0.0, 1.0, 0.0], [0.5, 0.5, 0.5, 1.0], [0.0, 1.0, 0.0, 0.0]];
 
-    /// The parameter indices of the slots of [`Model::X`] for White `w` and Black `b`.
+    /// The parameter indices of the slots of [`RatingModel::X`] for White `w` and Black `b`.
     fn slots(&self, w: usize, b: usize) -> [usize; 4] {
         [w, b, self.n, self.n + 1]
     }
@@ -241,7 +241,7 @@ impl Model {
     /// Log-probabilities of white wins, draw, black wins.
     fn log_probs(&self, beta: &[f64], w: usize, b: usize) -> [f64; 3] {
         let idx = self.slots(w, b);
-        let u = Model::X.map(|x| (0..4).map(|s| x[s] * beta[idx[s]]).sum::<f64>());
+        let u = RatingModel::X.map(|x| (0..4).map(|s| x[s] * beta[idx[s]]).sum::<f64>());
         let m = u.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let lse = m + u.iter().map(|x| (x - m).exp()).sum::<f64>().ln();
         u.map(|x| x - lse)
@@ -270,7 +270,7 @@ impl Model {
             let total = c.wins + c.draws + c.losses;
             let counts = [c.wins, c.draws, c.losses];
             let idx = self.slots(w, b);
-            let xs = &Model::X;
+            let xs = &RatingModel::X;
             let mean: [f64; 4] = std::array::from_fn(|s| (0..3).map(|k| prob[k] * xs[k][s]).sum());
             for s in 0..4 {
                 let observed: f64 = (0..3).map(|k| counts[k] * xs[k][s]).sum();
@@ -404,7 +404,7 @@ pub fn fit_ratings(rows: &[ResultRow], options: &FitOptions) -> Result<RatingTab
         }
     }
     pairs.retain(|(_, c)| c.wins + c.draws + c.losses > 0.0);
-    let model = Model { n, pairs };
+    let model = RatingModel { n, pairs };
 
     // Free parameters: everything but the anchor's rating.
     let free: Vec<usize> = (0..model.params()).filter(|&i| i != anchor).collect();

@@ -305,11 +305,11 @@ pub fn shown(text: &str) -> String {
 /// The games, by id, with the order they were last used in.
 #[derive(Default)]
 pub struct Games {
-    inner: Mutex<Table>,
+    inner: Mutex<GameTable>,
 }
 
 #[derive(Default)]
-struct Table {
+struct GameTable {
     slots: HashMap<String, (u64, Arc<Mutex<GameSlot>>)>,
     clock: u64,
     created: u64,

@@ -5,7 +5,7 @@
 //! third stone. Whoever takes the last stone wins, so the player to move at the start of a
 //! turn loses exactly when the pile is a multiple of 4.
 
-use camelot_search::{Game, Outcome, Player};
+use camelot_search::{GameState, Side, Terminal};
 
 /// Take one stone (and keep the turn if fewer than three were taken).
 pub const TAKE: u32 = 0;
@@ -17,12 +17,12 @@ pub struct ChainNim {
     pub pile: u32,
     /// Stones taken so far this turn (0..=2).
     pub taken: u32,
-    pub next: Player,
+    pub next: Side,
 }
 
 impl ChainNim {
     pub fn new(pile: u32) -> ChainNim {
-        ChainNim { pile, taken: 0, next: Player::First }
+        ChainNim { pile, taken: 0, next: Side::First }
     }
 
     /// The perfect decision, if the player to move can win; `None` in a lost position.
@@ -47,7 +47,7 @@ impl ChainNim {
     }
 }
 
-impl Game for ChainNim {
+impl GameState for ChainNim {
     fn action_space(&self) -> u32 {
         2
     }
@@ -81,13 +81,13 @@ impl Game for ChainNim {
         }
     }
 
-    fn to_move(&self) -> Player {
+    fn to_move(&self) -> Side {
         self.next
     }
 
-    fn terminal(&self) -> Option<Outcome> {
+    fn terminal(&self) -> Option<Terminal> {
         // The player who took the last stone keeps `next` (see `apply`).
-        (self.pile == 0).then_some(Outcome::Win(self.next))
+        (self.pile == 0).then_some(Terminal::Win(self.next))
     }
 
     fn hash(&self) -> u64 {

@@ -2,16 +2,16 @@
 
 use std::collections::HashMap;
 
-use camelot_search::{Game, Outcome, Player};
+use camelot_search::{GameState, Side, Terminal};
 use rand::seq::IndexedRandom;
 use rand::Rng;
 
-/// Cells 0..9, row by row; action = cell. X (`Player::First`) moves first.
+/// Cells 0..9, row by row; action = cell. X (`Side::First`) moves first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TicTacToe {
     /// 0 empty, 1 X, 2 O.
     pub cells: [u8; 9],
-    pub next: Player,
+    pub next: Side,
 }
 
 const LINES: [[usize; 3]; 8] = [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]];
@@ -24,7 +24,7 @@ impl Default for TicTacToe {
 
 impl TicTacToe {
     pub fn new() -> TicTacToe {
-        TicTacToe { cells: [0; 9], next: Player::First }
+        TicTacToe { cells: [0; 9], next: Side::First }
     }
 
     /// Builds a position from a 9-character string of `X`, `O` and `.`; the side to move is
@@ -40,14 +40,14 @@ impl TicTacToe {
         }
         let xs = cells.iter().filter(|&&c| c == 1).count();
         let os = cells.iter().filter(|&&c| c == 2).count();
-        TicTacToe { cells, next: if xs == os { Player::First } else { Player::Second } }
+        TicTacToe { cells, next: if xs == os { Side::First } else { Side::Second } }
     }
 
-    fn winner(&self) -> Option<Player> {
+    fn winner(&self) -> Option<Side> {
         for l in LINES {
             let c = self.cells[l[0]];
             if c != 0 && c == self.cells[l[1]] && c == self.cells[l[2]] {
-                return Some(if c == 1 { Player::First } else { Player::Second });
+                return Some(if c == 1 { Side::First } else { Side::Second });
             }
         }
         None
@@ -58,7 +58,7 @@ impl TicTacToe {
     }
 }
 
-impl Game for TicTacToe {
+impl GameState for TicTacToe {
     fn action_space(&self) -> u32 {
         9
     }
@@ -74,20 +74,20 @@ impl Game for TicTacToe {
     fn apply(&mut self, action: u32) {
         let cell = &mut self.cells[action as usize];
         assert_eq!(*cell, 0, "illegal move {action}");
-        *cell = if self.next == Player::First { 1 } else { 2 };
+        *cell = if self.next == Side::First { 1 } else { 2 };
         self.next = self.next.opponent();
     }
 
-    fn to_move(&self) -> Player {
+    fn to_move(&self) -> Side {
         self.next
     }
 
-    fn terminal(&self) -> Option<Outcome> {
+    fn terminal(&self) -> Option<Terminal> {
         if let Some(p) = self.winner() {
-            return Some(Outcome::Win(p));
+            return Some(Terminal::Win(p));
         }
         if self.cells.iter().all(|&c| c != 0) {
-            return Some(Outcome::Draw);
+            return Some(Terminal::Draw);
         }
         None
     }
