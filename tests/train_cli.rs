@@ -94,7 +94,7 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
     ] {
         assert!(run.join(name).is_file(), "{name} missing");
     }
-    for plot in ["loss", "value_accuracy", "evaluation", "elo"] {
+    for plot in ["loss", "value_accuracy", "evaluation", "targets", "value_calibration", "game_ends", "elo"] {
         let bytes = read(&run.join(format!("plots/{plot}.png")));
         assert_eq!(&bytes[1..4], b"PNG", "plots/{plot}.png is not a PNG");
     }
@@ -119,6 +119,29 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
     let generations = text(&read(&run.join("generations.csv")));
     assert_eq!(generations.lines().count(), 3, "{generations}");
     assert!(generations.contains("random="), "{generations}");
+    // Each generation's targets measured: the search moved the policy off the prior, and the
+    // games' ends add up to the games.
+    let header: Vec<&str> = generations.lines().next().expect("header").split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("{name} column"));
+    for line in generations.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let number = |name: &str| cells[column(name)].parse::<f64>().unwrap_or_else(|_| panic!("{name}: {line}"));
+        assert!(number("kl_target_prior") > 0.0 && number("target_entropy") > 0.0, "{line}");
+        let ends: f64 = [
+            "castle",
+            "all_captured",
+            "no_legal_move",
+            "material_draw",
+            "repetition",
+            "no_progress",
+            "ply_capped",
+            "resigned",
+        ]
+        .iter()
+        .map(|name| number(name))
+        .sum();
+        assert_eq!(ends, number("selfplay_games"), "{line}");
+    }
     let results = text(&read(&run.join("arena/results.csv")));
     assert_eq!(results.lines().count(), 1 + 2 * 2 * 4, "two generations x two opponents x four games\n{results}");
     assert!(results.starts_with("variant,white,black,result,plies,reason,seed,opening,moves\n"), "{results}");

@@ -40,7 +40,8 @@ pub fn init(args: InitNetArgs) -> Result<()> {
     let config = args.architecture.config();
     let codec = CamelotState::new(Arc::new(rules.clone())).codec();
     let network = Network::new(&config, grid_of(&codec), &parse_device("cpu")?, args.seed)?;
-    let info = CheckpointInfo { variant: rules.name().to_string(), parent: None, step: 0, generation: Some(0) };
+    let info =
+        CheckpointInfo { variant: rules.name().to_string(), parent: None, step: 0, generation: Some(0), play: None };
     let card = save_checkpoint(&args.out, &network, &info)?;
     let paths = CheckpointPaths::of(&args.out);
     println!(

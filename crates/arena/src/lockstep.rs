@@ -147,9 +147,10 @@ impl Worker<'_, '_> {
         if let Some(i) = self.nets.iter().position(|n| n.name == name) {
             return Ok(i);
         }
-        let network = self.shared.models.network(&config.model, &config.device, self.shared.rules)?;
-        let searcher = Searcher::new(config.search_config()).map_err(|e| search_error(&name, e))?;
-        self.nets.push(NetPlayer { name, searcher, evaluator: config.evaluator(network) });
+        let (network, trained) =
+            self.shared.models.network_as_trained(&config.model, &config.device, self.shared.rules)?;
+        let searcher = Searcher::new(config.search_config(trained.as_ref())).map_err(|e| search_error(&name, e))?;
+        self.nets.push(NetPlayer { name, searcher, evaluator: config.evaluator(network, trained.as_ref()) });
         Ok(self.nets.len() - 1)
     }
 

@@ -7,7 +7,7 @@ use crate::lockstep::{run_lockstep, GameSetup, LockstepConfig, DEFAULT_GAMES_PER
 use crate::mcts::ModelStore;
 use crate::player::Player;
 use crate::spec::PlayerSpec;
-use camelot_rules::{Color, Game, Outcome, Record, Ruleset};
+use camelot_rules::{Color, Game, Outcome, Position, Record, Ruleset};
 use camelot_tournament::{GameResult, ResultRow, Tally};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -136,12 +136,18 @@ pub(crate) fn adjudicate(game: &Game, max_plies: u32) -> Option<(Option<Outcome>
         return Some((Some(outcome), outcome.winner));
     }
     if max_plies > 0 && game.moves().len() as u32 >= max_plies {
-        let weights = EvalWeights::default();
-        let pos = game.position();
-        let lead = material(pos, Color::White, &weights) - material(pos, Color::Black, &weights);
-        return Some((None, (lead != 0).then_some(if lead > 0 { Color::White } else { Color::Black })));
+        return Some((None, ply_cap_winner(game.position())));
     }
     None
+}
+
+/// The winner of a game stopped at a ply cap, the workspace's one ply-cap rule (arenas,
+/// matches, evaluations and self-play alike): more material wins, equal material draws, a
+/// man counting 100 and a knight 160 (the default [`EvalWeights`]).
+pub fn ply_cap_winner(pos: &Position) -> Option<Color> {
+    let weights = EvalWeights::default();
+    let lead = material(pos, Color::White, &weights) - material(pos, Color::Black, &weights);
+    (lead != 0).then_some(if lead > 0 { Color::White } else { Color::Black })
 }
 
 impl Finished {

@@ -15,7 +15,7 @@
 use crate::error::ArenaError;
 use crate::player::{legal_or_over, Choice, Evaluation, Player};
 use camelot_game::CamelotState;
-use camelot_net::{load_checkpoint, parse_device, NetEvaluator, Network};
+use camelot_net::{load_checkpoint, parse_device, ModelCard, NetEvaluator, Network, PlaySettings};
 use camelot_rules::{Game, Ruleset};
 use camelot_search::{GameState as _, SearchConfig, SearchResult, Searcher, TemperatureSchedule, Tree};
 use rand::Rng;
@@ -48,10 +48,12 @@ pub struct MctsConfig {
     /// share one network call per round).
     pub batch: u32,
     /// Weight in `[0, 1]` of the network's predicted final material in the value the search
-    /// sees ([`NetEvaluator::with_material_utility`]); 0 uses the value head alone.
-    pub material: f32,
+    /// sees ([`NetEvaluator::with_material_utility`]); 0 uses the value head alone. `None`:
+    /// as the model was trained (its card's `play`), else 0.
+    pub material: Option<f32>,
     /// What a draw costs both sides in the search, in `[0, 1)` (`SearchConfig::draw_penalty`).
-    pub draw_penalty: f32,
+    /// `None`: as the model was trained, else 0.
+    pub draw_penalty: Option<f32>,
     /// Device: `cpu`, `cuda`, `cuda:N`, `wgpu`.
     pub device: String,
 }
@@ -67,16 +69,26 @@ impl Default for MctsConfig {
             ms: None,
             cache: 50_000,
             batch: 8,
-            material: 0.0,
-            draw_penalty: 0.0,
+            material: None,
+            draw_penalty: None,
             device: "cpu".to_string(),
         }
     }
 }
 
 impl MctsConfig {
-    /// The search settings this player uses.
-    pub fn search_config(&self) -> SearchConfig {
+    /// The material utility in effect for a model trained with `trained`.
+    pub fn material_in_effect(&self, trained: Option<&PlaySettings>) -> f32 {
+        self.material.or(trained.map(|t| t.material_utility)).unwrap_or(0.0)
+    }
+
+    /// The draw penalty in effect for a model trained with `trained`.
+    pub fn draw_penalty_in_effect(&self, trained: Option<&PlaySettings>) -> f32 {
+        self.draw_penalty.or(trained.map(|t| t.draw_penalty)).unwrap_or(0.0)
+    }
+
+    /// The search settings this player uses on a model trained with `trained`.
+    pub fn search_config(&self, trained: Option<&PlaySettings>) -> SearchConfig {
         SearchConfig {
             simulations: self.sims,
             gumbel: self.gumbel,
@@ -84,15 +96,15 @@ impl MctsConfig {
             gumbel_scale: if self.gumbel { self.temperature } else { 0.0 },
             temperature: TemperatureSchedule::constant(if self.gumbel { 0.0 } else { self.temperature }),
             leaves_per_tree: self.batch,
-            draw_penalty: self.draw_penalty,
+            draw_penalty: self.draw_penalty_in_effect(trained),
             ..SearchConfig::evaluation()
         }
     }
 
-    /// The evaluator this player searches with: `network` behind a cache of
-    /// [`MctsConfig::cache`] positions, with the material utility [`MctsConfig::material`].
-    pub fn evaluator(&self, network: Network) -> NetEvaluator {
-        NetEvaluator::new(network, self.cache).with_material_utility(self.material)
+    /// The evaluator this player searches with: `network` (trained with `trained`) behind a
+    /// cache of [`MctsConfig::cache`] positions, with the material utility in effect.
+    pub fn evaluator(&self, network: Network, trained: Option<&PlaySettings>) -> NetEvaluator {
+        NetEvaluator::new(network, self.cache).with_material_utility(self.material_in_effect(trained))
     }
 }
 
@@ -134,13 +146,20 @@ pub fn resolve_model_path(path: &str) -> Result<String, ArenaError> {
     Err(model_error("no NNNNNN.safetensors checkpoint here (nor under models/) to take as `latest`".to_string()))
 }
 
+/// A model held by a [`ModelStore`]: its weights, variant and the settings it was trained with.
+struct StoredModel {
+    network: Network,
+    variant: String,
+    play: Option<PlaySettings>,
+}
+
 /// Networks loaded so far, by checkpoint path and device, so that every game of an arena
 /// shares one load of each checkpoint; and networks handed in by path ([`ModelStore::preload`]),
 /// so that a training run plays its in-memory networks under the specs that name them.
 #[derive(Default)]
 pub struct ModelStore {
-    loaded: Mutex<HashMap<(PathBuf, String), (Network, String)>>,
-    preloaded: Mutex<HashMap<PathBuf, (Network, String)>>,
+    loaded: Mutex<HashMap<(PathBuf, String), StoredModel>>,
+    preloaded: Mutex<HashMap<PathBuf, StoredModel>>,
 }
 
 impl ModelStore {
@@ -149,26 +168,37 @@ impl ModelStore {
         ModelStore::default()
     }
 
-    /// Makes `network` (trained for `variant`) the one that `model=PATH` names, on any
-    /// device: the training run's evaluator plays networks it holds in memory (they may live in
-    /// an object store, not in files) under the same specs that `camelot arena` reads from the
-    /// run directory.
-    pub fn preload(&self, path: &str, network: Network, variant: &str) {
+    /// Makes the model on `card` with weights `network` the one that `model=PATH` names, on
+    /// any device: the training run's evaluator plays networks it holds in memory (they may
+    /// live in an object store, not in files) under the same specs that `camelot arena` reads
+    /// from the run directory.
+    pub fn preload(&self, path: &str, network: Network, card: &ModelCard) {
         let mut preloaded = self.preloaded.lock().unwrap_or_else(|e| e.into_inner());
-        preloaded.insert(PathBuf::from(path), (network, variant.to_string()));
+        preloaded.insert(PathBuf::from(path), StoredModel { network, variant: card.variant.clone(), play: card.play });
     }
 
     /// The network of checkpoint `path` on `device`, loaded on first use. Fails if it cannot
     /// be loaded or was trained for another variant than `rules`.
     pub fn network(&self, path: &str, device: &str, rules: &Ruleset) -> Result<Network, ArenaError> {
-        let check = |(network, variant): &(Network, String)| {
-            if variant != rules.name() {
+        Ok(self.network_as_trained(path, device, rules)?.0)
+    }
+
+    /// The network of checkpoint `path` on `device` and the search settings its card says it
+    /// was trained with (see [`ModelStore::network`]).
+    pub fn network_as_trained(
+        &self,
+        path: &str,
+        device: &str,
+        rules: &Ruleset,
+    ) -> Result<(Network, Option<PlaySettings>), ArenaError> {
+        let check = |model: &StoredModel| {
+            if model.variant != rules.name() {
                 return Err(ArenaError::Model {
                     path: path.to_string(),
-                    reason: format!("the model plays `{variant}`, this game is `{}`", rules.name()),
+                    reason: format!("the model plays `{}`, this game is `{}`", model.variant, rules.name()),
                 });
             }
-            Ok(network.clone())
+            Ok((model.network.clone(), model.play))
         };
         if let Some(entry) = self.preloaded.lock().unwrap_or_else(|e| e.into_inner()).get(Path::new(path)) {
             return check(entry);
@@ -181,7 +211,7 @@ impl ModelStore {
                 .map_err(|e| ArenaError::Model { path: path.to_string(), reason: e.to_string() })?;
             let (network, card) = load_checkpoint(&resolved, &dev)
                 .map_err(|e| ArenaError::Model { path: path.to_string(), reason: e.to_string() })?;
-            loaded.insert(key.clone(), (network, card.variant));
+            loaded.insert(key.clone(), StoredModel { network, variant: card.variant, play: card.play });
         }
         check(&loaded[&key])
     }
@@ -203,12 +233,18 @@ const CHUNK: u32 = 32;
 
 impl Mcts {
     /// An `mcts` player over `network`; `name` is its spec string.
-    pub fn new(network: Network, config: MctsConfig, rng: ChaCha8Rng, name: String) -> Result<Mcts, ArenaError> {
-        let search = config.search_config();
+    pub fn new(
+        network: Network,
+        trained: Option<&PlaySettings>,
+        config: MctsConfig,
+        rng: ChaCha8Rng,
+        name: String,
+    ) -> Result<Mcts, ArenaError> {
+        let search = config.search_config(trained);
         let bad = |e: camelot_search::SearchError| ArenaError::Search { player: name.clone(), reason: e.to_string() };
         let searcher = Searcher::new(search.clone()).map_err(bad)?;
         let chunk = Searcher::new(SearchConfig { simulations: CHUNK, ..search }).map_err(bad)?;
-        let evaluator = config.evaluator(network);
+        let evaluator = config.evaluator(network, trained);
         Ok(Mcts { name, config, searcher, chunk, evaluator, rng })
     }
 
@@ -291,6 +327,6 @@ pub(crate) fn build(
     name: String,
     models: &ModelStore,
 ) -> Result<Box<dyn Player>, ArenaError> {
-    let network = models.network(&config.model, &config.device, rules)?;
-    Ok(Box::new(Mcts::new(network, config.clone(), rng, name)?))
+    let (network, trained) = models.network_as_trained(&config.model, &config.device, rules)?;
+    Ok(Box::new(Mcts::new(network, trained.as_ref(), config.clone(), rng, name)?))
 }

@@ -206,8 +206,8 @@ impl PlayerSpec {
                     ms,
                     cache: cache.unwrap_or(d.cache),
                     batch: batch.unwrap_or(d.batch),
-                    material: material.unwrap_or(d.material),
-                    draw_penalty: draw.unwrap_or(d.draw_penalty),
+                    material,
+                    draw_penalty: draw,
                     device: s.raw("device").unwrap_or(&d.device).to_string(),
                 })
             }
@@ -315,12 +315,9 @@ impl fmt::Display for PlayerSpec {
                 if c.batch != d.batch {
                     keys.push(format!("batch={}", c.batch));
                 }
-                if c.material != d.material {
-                    keys.push(format!("material={}", c.material));
-                }
-                if c.draw_penalty != d.draw_penalty {
-                    keys.push(format!("draw={}", c.draw_penalty));
-                }
+                // Given or not is meaningful: not given plays the model as it was trained.
+                keys.extend(c.material.map(|m| format!("material={m}")));
+                keys.extend(c.draw_penalty.map(|p| format!("draw={p}")));
                 if c.device != d.device {
                     keys.push(format!("device={}", c.device));
                 }

@@ -6,7 +6,7 @@ use camelot_arena::{
     ModelStore, PlayerSpec,
 };
 use camelot_game::CamelotState;
-use camelot_net::{grid_of, parse_device, save_checkpoint, CheckpointInfo, NetConfig, Network};
+use camelot_net::{grid_of, parse_device, save_checkpoint, CheckpointInfo, NetConfig, Network, PlaySettings};
 use camelot_rules::Ruleset;
 use camelot_tournament::{fit_ratings, FitOptions, GameResult, ResultRow, ResultsFile, SprtConfig};
 use rand::SeedableRng;
@@ -112,7 +112,13 @@ fn a_network_player_plays_from_the_latest_checkpoint() {
     let device = parse_device("cpu").expect("cpu");
     for generation in [0u64, 1] {
         let network = Network::new(&NetConfig::new(1, 8), grid_of(&codec), &device, generation).expect("network");
-        let info = CheckpointInfo { variant: "cam".to_string(), parent: None, step: 0, generation: Some(generation) };
+        let info = CheckpointInfo {
+            variant: "cam".to_string(),
+            parent: None,
+            step: 0,
+            generation: Some(generation),
+            play: None,
+        };
         save_checkpoint(&models_dir.join(format!("{generation:06}")), &network, &info).expect("saves");
     }
     let latest = format!("{}/latest", dir.display());
@@ -139,15 +145,20 @@ fn a_network_player_plays_from_the_latest_checkpoint() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Writes a tiny `cam` network as `DIR/models/000000` and returns that path.
+/// Writes a tiny `cam` network (weights from `seed`) as `DIR/models/NNNNNN`, N the seed, and returns that path.
 fn tiny_checkpoint(dir: &std::path::Path, seed: u64) -> String {
+    tiny_checkpoint_trained_with(dir, seed, None)
+}
+
+/// [`tiny_checkpoint`] with the search settings `play` on its card.
+fn tiny_checkpoint_trained_with(dir: &std::path::Path, seed: u64, play: Option<PlaySettings>) -> String {
     let models_dir = dir.join("models");
     std::fs::create_dir_all(&models_dir).expect("models dir");
     let codec = CamelotState::new(cam()).codec();
     let device = parse_device("cpu").expect("cpu");
     let network = Network::new(&NetConfig::new(1, 8), grid_of(&codec), &device, seed).expect("network");
-    let info = CheckpointInfo { variant: "cam".to_string(), parent: None, step: 0, generation: Some(0) };
-    let path = models_dir.join("000000");
+    let info = CheckpointInfo { variant: "cam".to_string(), parent: None, step: 0, generation: Some(0), play };
+    let path = models_dir.join(format!("{seed:06}"));
     save_checkpoint(&path, &network, &info).expect("saves");
     path.to_string_lossy().into_owned()
 }
@@ -186,10 +197,24 @@ fn batched_network_games_are_the_games_each_player_plays_alone() {
 fn the_material_setting_reaches_the_players_evaluator() {
     let dir = temp_dir("material");
     let model = tiny_checkpoint(&dir, 12);
-    let network = ModelStore::new().network(&model, "cpu", &cam()).expect("loads");
+    let (network, trained) = ModelStore::new().network_as_trained(&model, "cpu", &cam()).expect("loads");
+    assert_eq!(trained, None, "a card without play settings");
     for (text, weight) in [("", 0.0), (",material=0.25", 0.25), (",material=1", 1.0)] {
         let PlayerSpec::Mcts(config) = spec(&format!("mcts:model={model}{text}")) else { panic!("an mcts spec") };
-        assert_eq!(config.evaluator(network.clone()).material_utility(), weight, "{text}");
+        assert_eq!(config.evaluator(network.clone(), trained.as_ref()).material_utility(), weight, "{text}");
+    }
+    // A model trained with a material utility and a draw penalty is played with them unless
+    // the spec says otherwise.
+    let play = PlaySettings { material_utility: 0.4, draw_penalty: 0.3 };
+    let model = tiny_checkpoint_trained_with(&dir, 13, Some(play));
+    let (network, trained) = ModelStore::new().network_as_trained(&model, "cpu", &cam()).expect("loads");
+    assert_eq!(trained, Some(play));
+    for (text, material, draw) in
+        [("", 0.4, 0.3), (",material=0.25", 0.25, 0.3), (",material=0,draw=0", 0.0, 0.0), (",draw=0.1", 0.4, 0.1)]
+    {
+        let PlayerSpec::Mcts(config) = spec(&format!("mcts:model={model}{text}")) else { panic!("an mcts spec") };
+        assert_eq!(config.evaluator(network.clone(), trained.as_ref()).material_utility(), material, "{text}");
+        assert_eq!(config.search_config(trained.as_ref()).draw_penalty, draw, "{text}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

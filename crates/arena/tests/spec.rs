@@ -55,8 +55,8 @@ fn good_specs_parse_to_their_settings() {
             ms: Some(100),
             cache: 0,
             batch: 2,
-            material: 0.3,
-            draw_penalty: 0.25,
+            material: Some(0.3),
+            draw_penalty: Some(0.25),
             device: "cuda:1".to_string(),
         })
     );
@@ -135,7 +135,10 @@ fn bad_specs_name_the_player_or_key_at_fault() {
         let e = error(&format!("mcts:model=a,{bad}"));
         assert!(e.contains(bad) && e.contains("`material` must be a weight from 0 to 1"), "{e}");
     }
-    assert_eq!(parse("mcts:model=a,material=0").to_string(), "mcts:model=a,sims=200");
+    // A setting given is kept, 0 included: it overrides what the model card says the network
+    // was trained with; one not given is not printed (the card's, or 0, applies).
+    assert_eq!(parse("mcts:model=a,material=0").to_string(), "mcts:model=a,sims=200,material=0");
+    assert_eq!(parse("mcts:model=a").to_string(), "mcts:model=a,sims=200");
     let e = error("uct:gumbel");
     assert!(e.contains("key=value"), "{e}");
 }

@@ -14,6 +14,8 @@ mod sample;
 mod state;
 
 pub use action::{ActionCodec, Decision};
-pub use planes::{mirror_action, mirror_planes, planes_len, InputKey, ENCODING_VERSION, PLANES, PLANE_NAMES};
+pub use planes::{
+    mirror_action, mirror_matches, mirror_planes, planes_len, InputKey, ENCODING_VERSION, PLANES, PLANE_NAMES,
+};
 pub use sample::random_game_states;
 pub use state::{CamelotState, MidMove};

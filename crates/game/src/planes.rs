@@ -114,6 +114,36 @@ impl CamelotState {
     }
 }
 
+/// Whether a training sample at a state may be mirrored left to right: the state is reached
+/// from `turn_start` (the start of the same turn) by `decisions`, and has the legal actions
+/// `legal`. The mirrored turn start must accept the mirrored decisions, and its legal actions
+/// then must be exactly the mirrors of `legal`. Canonical paths (one path per set of captures
+/// and destination, RULES.md) are not mirror-invariant, so now and then they are not: such a
+/// sample mirrored would mark a non-canonical leg legal and give it target mass.
+pub fn mirror_matches(turn_start: &CamelotState, decisions: &[u32], legal: &[u32]) -> bool {
+    use camelot_search::GameState as _;
+    let rules = turn_start.rules().clone();
+    let codec = turn_start.codec();
+    let start = turn_start.position().mirror_files(&rules);
+    let mut mirrored = CamelotState::from_position(rules, start);
+    let mut actions = Vec::new();
+    for &decision in decisions {
+        actions.clear();
+        mirrored.legal_actions(&mut actions);
+        let action = mirror_action(&codec, decision);
+        if !actions.contains(&action) {
+            return false;
+        }
+        mirrored.apply(action);
+    }
+    actions.clear();
+    mirrored.legal_actions(&mut actions);
+    let mut want: Vec<u32> = legal.iter().map(|&a| mirror_action(&codec, a)).collect();
+    want.sort_unstable();
+    actions.sort_unstable();
+    want == actions
+}
+
 /// The same action on the board mirrored left to right (both views mirror alike: files
 /// reverse, east and west swap).
 pub fn mirror_action(codec: &ActionCodec, action: u32) -> u32 {

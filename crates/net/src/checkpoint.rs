@@ -55,6 +55,22 @@ pub struct ModelCard {
     pub generation: Option<u64>,
     /// SHA-256 of the safetensors file, in hex.
     pub weights_sha256: String,
+    /// The search settings the model was trained to be played with (`None`: not recorded,
+    /// as in cards written before this field; players then use their own defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub play: Option<PlaySettings>,
+}
+
+/// Search settings a model was trained with, which players use unless told otherwise, so
+/// that `mcts:model=M,sims=200` plays it as it learned to play.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaySettings {
+    /// Weight of the predicted final material in the searched value
+    /// ([`crate::NetEvaluator::with_material_utility`]).
+    pub material_utility: f32,
+    /// What a draw cost both sides in the search (`SearchConfig::draw_penalty`).
+    pub draw_penalty: f32,
 }
 
 /// Where a checkpoint's files live: `stem.safetensors` and `stem.json`.
@@ -83,7 +99,7 @@ impl CheckpointPaths {
 }
 
 /// What the caller knows about a checkpoint beyond the network itself.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CheckpointInfo {
     /// Ruleset name.
     pub variant: String,
@@ -93,6 +109,8 @@ pub struct CheckpointInfo {
     pub step: u64,
     /// Generation.
     pub generation: Option<u64>,
+    /// The search settings it was trained with.
+    pub play: Option<PlaySettings>,
 }
 
 /// SHA-256 of `bytes` in lower-case hex.
@@ -155,6 +173,7 @@ pub fn checkpoint_bytes(network: &Network, info: &CheckpointInfo, name: &Path) -
         step: info.step,
         generation: info.generation,
         weights_sha256: sha256_hex(&weights),
+        play: info.play,
     };
     let card_json = serde_json::to_vec_pretty(&card).map_err(|e| NetError::checkpoint(name, e.to_string()))?;
     Ok(CheckpointBytes { weights, card_json, card })

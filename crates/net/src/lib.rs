@@ -27,7 +27,9 @@ pub mod onnx;
 mod train;
 
 pub use burn::tensor::Device;
-pub use checkpoint::{load_checkpoint, read_card, save_checkpoint, CheckpointInfo, CheckpointPaths, ModelCard};
+pub use checkpoint::{
+    load_checkpoint, read_card, save_checkpoint, CheckpointInfo, CheckpointPaths, ModelCard, PlaySettings,
+};
 pub use config::{GridShape, NetConfig};
 pub use device::parse_device;
 pub use error::NetError;

@@ -204,6 +204,9 @@ pub struct TrainingSample {
     pub material: f32,
     /// Plies from this position to the end of the game, divided by 100.
     pub plies_left: f32,
+    /// Whether mirror augmentation may flip this sample: the mirrored position's legal
+    /// actions are the mirrors of `legal` (`camelot_game::mirror_matches`).
+    pub mirrorable: bool,
 }
 
 /// Losses and accuracy of one training step (each averaged over the batch).
@@ -309,7 +312,7 @@ impl Trainer {
                     s.policy.len()
                 )));
             }
-            let mirror = self.config.mirror && rng.random::<bool>();
+            let mirror = self.config.mirror && rng.random::<bool>() && s.mirrorable;
             let start = b.planes.len();
             b.planes.extend_from_slice(&s.planes);
             if mirror {

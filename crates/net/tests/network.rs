@@ -74,6 +74,7 @@ fn sample(state: &CamelotState, rng: &mut ChaCha8Rng) -> TrainingSample {
         wdl,
         material: rng.random_range(-0.5..0.5),
         plies_left: rng.random_range(0.0..1.0),
+        mirrorable: true,
     }
 }
 
@@ -189,7 +190,7 @@ fn forward_all(net: &Network, states: &[CamelotState]) -> camelot_net::RawOutput
 }
 
 fn info() -> CheckpointInfo {
-    CheckpointInfo { variant: "camelot".into(), parent: None, step: 0, generation: Some(0) }
+    CheckpointInfo { variant: "camelot".into(), parent: None, step: 0, generation: Some(0), play: None }
 }
 
 #[test]

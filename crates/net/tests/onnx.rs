@@ -51,6 +51,7 @@ fn training_sample(state: &CamelotState, rng: &mut ChaCha8Rng) -> TrainingSample
         wdl,
         material: rng.random_range(-0.5..0.5),
         plies_left: rng.random_range(0.0..1.0),
+        mirrorable: true,
     }
 }
 
@@ -107,7 +108,7 @@ fn untrained_network() -> Network {
 
 fn checkpoint(network: &Network, dir: &Path) -> PathBuf {
     let path = dir.join("model");
-    let info = CheckpointInfo { variant: "camelot".into(), parent: None, step: 25, generation: Some(3) };
+    let info = CheckpointInfo { variant: "camelot".into(), parent: None, step: 25, generation: Some(3), play: None };
     save_checkpoint(&path, network, &info).expect("save checkpoint");
     path
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use camelot_arena::MctsConfig;
-use camelot_net::{NetConfig, TrainConfig};
+use camelot_net::{NetConfig, PlaySettings, TrainConfig};
 use camelot_search::{SearchConfig, TemperatureSchedule};
 use serde::{Deserialize, Serialize};
 
@@ -79,7 +79,8 @@ pub struct SelfplayConfig {
     /// Temperature after that.
     #[serde(default)]
     pub final_temperature: f32,
-    /// Ply cap: a game reaching it is adjudicated a draw.
+    /// Ply cap: a game reaching it is adjudicated on material (more material wins, equal
+    /// material draws; `camelot_arena::ply_cap_winner`, the rule of every arena).
     pub max_plies: u32,
     /// A side whose searched value (win - loss) falls below this resigns; none: never.
     #[serde(default)]
@@ -103,7 +104,7 @@ pub struct SelfplayConfig {
     pub network_threads: u32,
     /// Weight of the network's predicted final material in the value the search sees (0: off;
     /// KataGo's score utility in spirit, see `NetEvaluator::with_material_utility`). Self-play
-    /// and evaluation games both use it; targets are unchanged (a capped game is a draw).
+    /// and evaluation games both use it; the targets are the games' results.
     #[serde(default)]
     pub material_utility: f32,
     /// Share of games in which an earlier network, drawn uniformly from generations 0 to the
@@ -129,6 +130,10 @@ pub struct ReplayConfig {
     pub sample_reuse: f32,
     /// Generations of self-play games in the window sampled from (the newest included).
     pub window_generations: u32,
+    /// Share of the search's root value in each position's value target, the rest being the
+    /// game's result (0, the default: the result alone).
+    #[serde(default)]
+    pub root_value_weight: f32,
 }
 
 /// The evaluation after each generation: the new network against the previous one and
@@ -138,6 +143,11 @@ pub struct ReplayConfig {
 pub struct EvaluationConfig {
     /// Games per opponent (even: each opening with both colours).
     pub games: u32,
+    /// Games per opponent for the run's last generation (default: `games`): a fixed ladder
+    /// of anchors rates every generation cheaply and the last one tightly, as a user reads
+    /// the result against players they know.
+    #[serde(default)]
+    pub final_games: Option<u32>,
     /// Simulations per decision of the network players.
     pub simulations: u32,
     /// Opponents: `previous` (the last generation's network), `initial` (generation 0, the
@@ -371,6 +381,9 @@ impl RunConfig {
         if !(r.sample_reuse > 0.0 && r.sample_reuse.is_finite()) {
             return key("replay.sample_reuse", "must be positive");
         }
+        if !(0.0..=1.0).contains(&r.root_value_weight) {
+            return key("replay.root_value_weight", "must be between 0 and 1");
+        }
         if r.window_generations == 0 {
             return key("replay.window_generations", "must be at least 1");
         }
@@ -380,6 +393,9 @@ impl RunConfig {
         }
         if !e.games.is_multiple_of(2) {
             return key("evaluation.games", "must be even (each opening is played with both colours)");
+        }
+        if e.final_games.is_some_and(|g| !g.is_multiple_of(2)) {
+            return key("evaluation.final_games", "must be even (each opening is played with both colours)");
         }
         if e.gate == Gate::Sprt {
             let g = &e.sprt;
@@ -430,14 +446,18 @@ impl RunConfig {
         SearchConfig {
             simulations: self.selfplay.fast_simulations.max(1),
             dirichlet_fraction: 0.0,
-            gumbel_scale: if self.selfplay.gumbel { 1.0 } else { 0.0 },
+            // No Gumbel noise either: a fast decision is not a training target, so noise
+            // there buys no exploration worth its cost and makes three moves in four
+            // near-random at a handful of simulations.
+            gumbel_scale: 0.0,
             ..self.full_search()
         }
     }
 
     /// The network player of the evaluation games, for the checkpoint `model`: the
-    /// evaluation's simulations, the self-play search's root rule, leaves per tree, material
-    /// utility and draw penalty, no noise, the best move. Its spec string names the network in
+    /// evaluation's simulations, the self-play search's root rule, leaves per tree, no noise,
+    /// the best move; material utility and draw penalty as trained (the model card's, which
+    /// are this config's). Its spec string names the network in
     /// results, and its search is the one the evaluation plays (one definition for both).
     pub fn evaluation_player(&self, model: &str) -> MctsConfig {
         let s = &self.selfplay;
@@ -447,10 +467,14 @@ impl RunConfig {
             gumbel: s.gumbel,
             gumbel_m: if s.gumbel { s.gumbel_m } else { MctsConfig::default().gumbel_m },
             batch: s.leaves_per_tree,
-            material: s.material_utility,
-            draw_penalty: s.draw_penalty,
             ..MctsConfig::default()
         }
+    }
+
+    /// The search settings the run's models are trained with, written in their cards: the
+    /// defaults of any `mcts:` player of them.
+    pub fn play_settings(&self) -> PlaySettings {
+        PlaySettings { material_utility: self.selfplay.material_utility, draw_penalty: self.selfplay.draw_penalty }
     }
 
     /// Ply cap of the evaluation games.

@@ -52,8 +52,8 @@ fn spec(run: &Run, text: &str) -> Result<PlayerSpec, SelfplayError> {
 fn models(run: &Run, generations: &[u32]) -> Result<ModelStore, SelfplayError> {
     let store = ModelStore::new();
     for &g in generations {
-        let (network, _) = run.load_model(g)?;
-        store.preload(&layout::model_stem(g), network, &run.config.variant);
+        let (network, card) = run.load_model(g)?;
+        store.preload(&layout::model_stem(g), network, &card);
     }
     Ok(store)
 }
@@ -74,6 +74,17 @@ fn opponents(run: &Run, g: u32) -> Result<Vec<(String, PlayerSpec)>, SelfplayErr
         }
     }
     Ok(out)
+}
+
+/// Games per opponent of model `g`'s evaluation: `evaluation.final_games` for the run's last
+/// generation, `evaluation.games` for the others.
+fn evaluation_games(run: &Run, g: u32) -> u32 {
+    let e = &run.config.evaluation;
+    if g == run.config.generations {
+        e.final_games.unwrap_or(e.games)
+    } else {
+        e.games
+    }
 }
 
 /// The score of `hero` against `opponent` in `rows`.
@@ -108,7 +119,7 @@ pub fn evaluate(run: &Run, g: u32, observer: &dyn Observer) -> Result<(), Selfpl
     generations.dedup();
     let models = models(run, &generations)?;
     let specs: Vec<PlayerSpec> = opponents.iter().map(|(_, s)| s.clone()).collect();
-    let schedule = gauntlet(&hero, &specs, e.games);
+    let schedule = gauntlet(&hero, &specs, evaluation_games(run, g));
     observer.event(Event::Phase { generation: g, name: "evaluation", total: schedule.len() as u64 });
     let config = arena_config(run, evaluation_seed(run, g));
     let progress = |_: &ResultRow| {
@@ -208,13 +219,25 @@ fn generation_row(run: &Run, g: u32, scores: String) -> Result<GenerationRow, Se
         black_wins: f.black,
         resigned: f.resigned,
         ply_capped: f.capped,
+        castle: f.castle,
+        all_captured: f.all_captured,
+        no_legal_move: f.no_legal_move,
+        material_draw: f.material_draw,
+        repetition: f.repetition,
+        no_progress: f.no_progress,
         playthrough_would_resign: f.playthrough_would_resign,
         false_resignations: f.false_resignations,
+        unmirrorable: f.unmirrorable,
+        target_entropy: inputs.targets.target_entropy,
+        prior_entropy: inputs.targets.prior_entropy,
+        kl_target_prior: inputs.targets.kl_target_prior,
+        value_brier: inputs.targets.value_brier,
+        value_calibration_error: inputs.targets.value_calibration_error,
         window_positions: inputs.window_positions,
         train_steps: inputs.steps,
         final_loss: inputs.last_step.map_or(f32::NAN, |s| s.loss),
         value_accuracy: inputs.last_step.map_or(f32::NAN, |s| s.value_accuracy),
-        evaluation: format!("{} games per opponent at {} simulations", e.games, e.simulations),
+        evaluation: format!("{} games per opponent at {} simulations", evaluation_games(run, g), e.simulations),
         evaluation_scores: scores,
     })
 }

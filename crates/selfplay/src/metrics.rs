@@ -6,7 +6,11 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use camelot_net::TrainingSample;
+use camelot_rules::EndReason;
+
 use crate::record::{GameEnd, GameRecord};
+use crate::replay::GameSamples;
 
 /// One training step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -39,7 +43,9 @@ pub struct TrainRow {
 }
 
 /// How a generation's self-play games went (from the games alone: the same whoever reads them).
+/// Fields added after the first release default to 0 when an older `inputs.json` lacks them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SelfplayFigures {
     /// Games.
     pub games: u32,
@@ -55,8 +61,20 @@ pub struct SelfplayFigures {
     pub black: u32,
     /// Ended by a resignation.
     pub resigned: u32,
-    /// Stopped at the ply cap.
+    /// Stopped at the ply cap (adjudicated on material).
     pub capped: u32,
+    /// Ended by the rules: a castle occupied.
+    pub castle: u32,
+    /// Ended by the rules: all of a side's pieces captured.
+    pub all_captured: u32,
+    /// Ended by the rules: the side to move had no legal move.
+    pub no_legal_move: u32,
+    /// Ended by the rules: neither side had more than one piece.
+    pub material_draw: u32,
+    /// Ended by the rules: a position occurred the third time.
+    pub repetition: u32,
+    /// Ended by the rules: the no-progress limit.
+    pub no_progress: u32,
     /// Played through with resignation off, in which a side would have resigned.
     pub playthrough_would_resign: u32,
     /// Of those, the games that side did not lose: resigning would have been wrong.
@@ -65,38 +83,48 @@ pub struct SelfplayFigures {
     pub past_games: u32,
     /// The playing network's points in them.
     pub past_points: f64,
+    /// Training positions whose mirrored legal actions are not the mirror of theirs (canonical
+    /// paths are not mirror-invariant); mirror augmentation leaves them as they are.
+    pub unmirrorable: u64,
 }
 
 impl SelfplayFigures {
-    /// Adds `games` to the figures.
-    pub fn add(&mut self, games: &[GameRecord]) {
-        self.games += games.len() as u32;
-        for g in games {
-            self.positions += g.targets.len() as u64;
-            self.plies += g.plies as u64;
-            match g.winner {
-                1 => self.white += 1,
-                -1 => self.black += 1,
-                _ => self.draws += 1,
-            }
-            if let Some(opponent) = &g.opponent {
-                self.past_games += 1;
-                self.past_points += match g.winner * opponent.side {
-                    0 => 0.5,
-                    x if x < 0 => 1.0,
-                    _ => 0.0,
-                };
-            }
-            match g.end {
-                GameEnd::Resigned => self.resigned += 1,
-                GameEnd::PlyCap => self.capped += 1,
-                GameEnd::Rules => {}
-            }
-            if g.playthrough && g.would_resign != 0 {
-                self.playthrough_would_resign += 1;
-                if g.winner != -g.would_resign {
-                    self.false_resignations += 1;
-                }
+    /// Adds one game, with what replaying it showed.
+    pub fn add(&mut self, g: &GameRecord, replayed: &GameSamples) {
+        self.games += 1;
+        self.positions += replayed.samples.len() as u64;
+        self.unmirrorable += replayed.unmirrorable as u64;
+        self.plies += g.plies as u64;
+        match g.winner {
+            1 => self.white += 1,
+            -1 => self.black += 1,
+            _ => self.draws += 1,
+        }
+        if let Some(opponent) = &g.opponent {
+            self.past_games += 1;
+            self.past_points += match g.winner * opponent.side {
+                0 => 0.5,
+                x if x < 0 => 1.0,
+                _ => 0.0,
+            };
+        }
+        match g.end {
+            GameEnd::Resigned => self.resigned += 1,
+            GameEnd::PlyCap => self.capped += 1,
+            GameEnd::Rules => match replayed.end_reason {
+                Some(EndReason::CastleOccupied) => self.castle += 1,
+                Some(EndReason::AllCaptured) => self.all_captured += 1,
+                Some(EndReason::NoLegalMove) => self.no_legal_move += 1,
+                Some(EndReason::MaterialDraw) => self.material_draw += 1,
+                Some(EndReason::Repetition) => self.repetition += 1,
+                Some(EndReason::NoProgress) => self.no_progress += 1,
+                None => {}
+            },
+        }
+        if g.playthrough && g.would_resign != 0 {
+            self.playthrough_would_resign += 1;
+            if g.winner != -g.would_resign {
+                self.false_resignations += 1;
             }
         }
     }
@@ -111,25 +139,39 @@ impl SelfplayFigures {
         self.black += other.black;
         self.resigned += other.resigned;
         self.capped += other.capped;
+        self.castle += other.castle;
+        self.all_captured += other.all_captured;
+        self.no_legal_move += other.no_legal_move;
+        self.material_draw += other.material_draw;
+        self.repetition += other.repetition;
+        self.no_progress += other.no_progress;
         self.playthrough_would_resign += other.playthrough_would_resign;
         self.false_resignations += other.false_resignations;
         self.past_games += other.past_games;
         self.past_points += other.past_points;
+        self.unmirrorable += other.unmirrorable;
         self
     }
 
     /// One line for the log.
     pub fn summary(&self) -> String {
         let line = format!(
-            "{} games, {} positions, {:.1} plies per game, W/D/B {}/{}/{}, {} resigned, {} capped",
+            "{} games, {} positions, {:.1} plies per game, W/D/B {}/{}/{}; ends: {} castle, {} all captured, \
+             {} no move, {} bare, {} repetition, {} no progress, {} capped, {} resigned",
             self.games,
             self.positions,
             self.plies as f64 / self.games.max(1) as f64,
             self.white,
             self.draws,
             self.black,
-            self.resigned,
-            self.capped
+            self.castle,
+            self.all_captured,
+            self.no_legal_move,
+            self.material_draw,
+            self.repetition,
+            self.no_progress,
+            self.capped,
+            self.resigned
         );
         if self.past_games == 0 {
             return line;
@@ -139,6 +181,70 @@ impl SelfplayFigures {
             self.past_games,
             100.0 * self.past_points / self.past_games as f64
         )
+    }
+}
+
+/// How informative a generation's new training targets were, measured with the network that
+/// played the games (before training on them): what the search added to the prior and how
+/// well the value head foresaw the results. A policy target equal to the prior teaches
+/// nothing (KL near 0); a value head that predicts "draw" everywhere shows as a large
+/// calibration error once games are decided.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TargetFigures {
+    /// Positions measured (the new ones, up to a fixed number).
+    pub positions: u64,
+    /// Mean entropy of the policy targets (nats).
+    pub target_entropy: f64,
+    /// Mean entropy of the network's prior over the same legal actions (nats).
+    pub prior_entropy: f64,
+    /// Mean KL(target || prior) (nats): what the search taught beyond the prior.
+    pub kl_target_prior: f64,
+    /// Mean squared error of the predicted win/draw/loss against the value target (summed
+    /// over the three).
+    pub value_brier: f64,
+    /// Expected calibration error of the predicted score (win + draw / 2) against the target
+    /// score, over ten equal-width bins.
+    pub value_calibration_error: f64,
+}
+
+impl TargetFigures {
+    /// The figures of `samples`: `priors[i]` is the network's prior over `samples[i]`'s legal
+    /// actions and `wdl[i]` its predicted win/draw/loss.
+    pub fn measure(samples: &[TrainingSample], priors: &[Vec<f32>], wdl: &[[f32; 3]]) -> TargetFigures {
+        let n = samples.len().min(priors.len()).min(wdl.len());
+        if n == 0 {
+            return TargetFigures::default();
+        }
+        let mut f = TargetFigures { positions: n as u64, ..TargetFigures::default() };
+        // Per bin of predicted score: the sums of predicted and target scores.
+        let mut bins = [(0.0f64, 0.0f64); 10];
+        for i in 0..n {
+            let (target, prior) = (&samples[i].policy, &priors[i]);
+            for (&t, &p) in target.iter().zip(prior) {
+                let (t, p) = (t as f64, (p as f64).max(1e-12));
+                f.prior_entropy -= p * p.ln();
+                if t > 0.0 {
+                    f.target_entropy -= t * t.ln();
+                    f.kl_target_prior += t * (t.ln() - p.ln());
+                }
+            }
+            let want = samples[i].wdl;
+            f.value_brier += (0..3).map(|k| ((wdl[i][k] - want[k]) as f64).powi(2)).sum::<f64>();
+            let predicted = (wdl[i][0] + 0.5 * wdl[i][1]) as f64;
+            let actual = (want[0] + 0.5 * want[1]) as f64;
+            let bin = &mut bins[((predicted * 10.0) as usize).min(9)];
+            bin.0 += predicted;
+            bin.1 += actual;
+        }
+        let count = n as f64;
+        f.target_entropy /= count;
+        f.prior_entropy /= count;
+        f.kl_target_prior /= count;
+        f.value_brier /= count;
+        f.value_calibration_error =
+            bins.iter().map(|&(predicted, actual)| (predicted - actual).abs()).sum::<f64>() / count;
+        f
     }
 }
 
@@ -164,10 +270,46 @@ pub struct GenerationRow {
     pub resigned: u32,
     /// Stopped at the ply cap.
     pub ply_capped: u32,
+    /// Ended by the rules: a castle occupied.
+    #[serde(default)]
+    pub castle: u32,
+    /// Ended by the rules: all of a side's pieces captured.
+    #[serde(default)]
+    pub all_captured: u32,
+    /// Ended by the rules: no legal move.
+    #[serde(default)]
+    pub no_legal_move: u32,
+    /// Ended by the rules: neither side had more than one piece.
+    #[serde(default)]
+    pub material_draw: u32,
+    /// Ended by the rules: threefold repetition.
+    #[serde(default)]
+    pub repetition: u32,
+    /// Ended by the rules: the no-progress limit.
+    #[serde(default)]
+    pub no_progress: u32,
     /// Played-through games in which a side would have resigned.
     pub playthrough_would_resign: u32,
     /// Of those, the ones that side did not lose.
     pub false_resignations: u32,
+    /// New positions never mirrored (their mirror's legal actions differ).
+    #[serde(default)]
+    pub unmirrorable: u64,
+    /// Mean policy target entropy of the new positions (nats; see `TargetFigures`).
+    #[serde(default, serialize_with = "four64")]
+    pub target_entropy: f64,
+    /// Mean prior entropy of the playing network on them.
+    #[serde(default, serialize_with = "four64")]
+    pub prior_entropy: f64,
+    /// Mean KL(target || prior): what the search added to the prior.
+    #[serde(default, serialize_with = "four64")]
+    pub kl_target_prior: f64,
+    /// Value head's Brier score on the new positions' value targets.
+    #[serde(default, serialize_with = "four64")]
+    pub value_brier: f64,
+    /// Value head's expected calibration error (ten bins of predicted score).
+    #[serde(default, serialize_with = "four64")]
+    pub value_calibration_error: f64,
     /// Positions of the window sampled from.
     pub window_positions: u64,
     /// Training steps.
@@ -188,6 +330,9 @@ fn six<S: serde::Serializer>(x: &f32, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format!("{x:.6}"))
 }
 fn four<S: serde::Serializer>(x: &f32, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{x:.4}"))
+}
+fn four64<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format!("{x:.4}"))
 }
 fn two<S: serde::Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use camelot_game::CamelotState;
 use camelot_net::{NetEvaluator, Network};
-use camelot_rules::Ruleset;
+use camelot_rules::{Color, Ruleset};
 use camelot_search::{
     derive_seed, EvalError, Evaluations, Evaluator, GameState as _, SearchResult, Searcher, Side, Terminal, Tree,
 };
@@ -173,6 +173,7 @@ pub fn play_selfplay_group(
         })
         .collect();
     let mut results: Vec<SearchResult> = Vec::new();
+    let mut legal = Vec::new();
     // Slots to search this round, by (network: 0 the learner, k + 1 opponent k; full search).
     let mut buckets: Vec<[Vec<usize>; 2]> = vec![[Vec::new(), Vec::new()]; evaluators.len()];
     while slots.iter().any(|slot| !slot.done) {
@@ -181,6 +182,7 @@ pub fn play_selfplay_group(
             bucket[1].clear();
         }
         for (i, slot) in slots.iter_mut().enumerate() {
+            play_forced(slot, config, &mut legal)?;
             if !slot.done {
                 let is_full = s.full_search_fraction >= 1.0 || slot.rng.random::<f32>() < s.full_search_fraction;
                 let mover = slot.tree.root_state().to_move();
@@ -260,8 +262,32 @@ fn step_selfplay(
             }
         }
     }
-    record.actions.push(result.action as u16);
-    slot.tree.advance(result.action).map_err(search_error)?;
+    play_action(slot, result.action, config)
+}
+
+/// Plays the decisions of `slot` that have a single legal action, until one has a choice or
+/// the game ends. They are not searched (a search of one action costs network calls and
+/// decides nothing) and are no training targets (a target with all mass on the only action
+/// teaches nothing, and the masked softmax gives it probability 1 anyway).
+fn play_forced(slot: &mut Slot, config: &RunConfig, legal: &mut Vec<u32>) -> Result<(), SelfplayError> {
+    while !slot.done {
+        legal.clear();
+        slot.tree.root_state().legal_actions(legal);
+        if legal.len() != 1 {
+            break;
+        }
+        play_action(slot, legal[0], config)?;
+    }
+    Ok(())
+}
+
+/// Plays `action` in `slot`'s game and records how the game ended, if it did: by the rules,
+/// or at the ply cap, where material decides ([`camelot_arena::ply_cap_winner`], the rule of
+/// every arena), so that a capped game with a material lead is a win for the side ahead.
+fn play_action(slot: &mut Slot, action: u32, config: &RunConfig) -> Result<(), SelfplayError> {
+    let record = &mut slot.record;
+    record.actions.push(action as u16);
+    slot.tree.advance(action).map_err(search_error)?;
     let state = slot.tree.root_state();
     if !state.is_mid_move() {
         record.plies += 1;
@@ -273,8 +299,12 @@ fn step_selfplay(
         };
         record.end = GameEnd::Rules;
         slot.done = true;
-    } else if record.plies >= s.max_plies {
-        record.winner = 0;
+    } else if record.plies >= config.selfplay.max_plies {
+        record.winner = match camelot_arena::ply_cap_winner(state.position()) {
+            Some(Color::White) => 1,
+            Some(Color::Black) => -1,
+            None => 0,
+        };
         record.end = GameEnd::PlyCap;
         slot.done = true;
     }

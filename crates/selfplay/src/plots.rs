@@ -78,6 +78,53 @@ pub fn draw_run_plots(root: &Path) -> (Vec<PathBuf>, Vec<String>) {
             )
         }),
     );
+    let generations = read_columns(&root.join(layout::GENERATIONS));
+    let by_generation = |name: &str, title: &str, y: &str, columns: &[&str], range: Option<(f64, f64)>| {
+        generations.as_ref().map_err(Clone::clone).and_then(|g| {
+            let lines = columns.iter().filter_map(|c| series(g, "generation", c)).collect::<Vec<_>>();
+            draw_lines(&plots.join(name), title, "generation", y, &lines, range)
+        })
+    };
+    attempt(
+        "targets.png",
+        by_generation(
+            "targets.png",
+            "New targets under the network that played them",
+            "nats",
+            &["target_entropy", "prior_entropy", "kl_target_prior"],
+            None,
+        ),
+    );
+    attempt(
+        "value_calibration.png",
+        by_generation(
+            "value_calibration.png",
+            "Value head on the new positions",
+            "error",
+            &["value_brier", "value_calibration_error"],
+            None,
+        ),
+    );
+    attempt(
+        "game_ends.png",
+        by_generation(
+            "game_ends.png",
+            "How self-play games end",
+            "games",
+            &[
+                "castle",
+                "all_captured",
+                "no_legal_move",
+                "material_draw",
+                "repetition",
+                "no_progress",
+                "ply_capped",
+                "resigned",
+                "false_resignations",
+            ],
+            None,
+        ),
+    );
     attempt("elo.png", draw_elo(&root.join(layout::RESULTS), &plots.join("elo.png")));
     (written, failures)
 }

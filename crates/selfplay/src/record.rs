@@ -33,7 +33,7 @@ pub enum GameEnd {
     Rules,
     /// A side resigned.
     Resigned,
-    /// The ply cap was reached: adjudicated a draw.
+    /// The ply cap was reached: adjudicated on material (`camelot_arena::ply_cap_winner`).
     PlyCap,
 }
 

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use camelot_game::{planes_len, CamelotState};
+use camelot_game::{mirror_matches, planes_len, CamelotState};
 use camelot_net::TrainingSample;
-use camelot_rules::{Color, Role, Ruleset};
+use camelot_rules::{Color, EndReason, Role, Ruleset};
 use camelot_search::GameState as _;
 
-use crate::record::GameRecord;
+use crate::record::{GameEnd, GameRecord};
 
 /// One plane stored compactly: a constant, or one bit per cell.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,6 +27,7 @@ pub struct PackedSample {
     wdl: [f32; 3],
     material: f32,
     plies_left: f32,
+    mirrorable: bool,
 }
 
 impl PackedSample {
@@ -68,6 +69,7 @@ impl PackedSample {
             wdl: self.wdl,
             material: self.material,
             plies_left: self.plies_left,
+            mirrorable: self.mirrorable,
         }
     }
 }
@@ -77,23 +79,46 @@ fn material(pos: &camelot_rules::Position, color: Color) -> f32 {
     (2 * pos.role(color, Role::Knight).count() + pos.role(color, Role::Man).count()) as f32
 }
 
+/// A game's training positions and what replaying it showed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GameSamples {
+    /// The positions of its fully searched decisions, with their targets.
+    pub samples: Vec<PackedSample>,
+    /// Why the rules ended it (`None`: resigned or stopped at the ply cap).
+    pub end_reason: Option<EndReason>,
+    /// Samples whose mirrored legal actions differ from the mirror of theirs (never mirrored).
+    pub unmirrorable: u32,
+}
+
 /// The training positions of one game (its fully searched decisions), with their targets:
-/// the game's result from the mover's view, final material difference / 14 and plies left / 100.
-pub fn game_samples(rules: &Arc<Ruleset>, record: &GameRecord) -> Result<Vec<PackedSample>, String> {
+/// the value target is the game's result from the mover's view (a capped game's result is the
+/// material adjudication it got), blended with the search's root value at that decision by
+/// `root_value_weight` (0: the result alone; the blend of "z" and "q" some AlphaZero
+/// reproductions found to learn faster early); final material difference / 14 and plies left
+/// / 100 for the auxiliary heads.
+pub fn game_samples(rules: &Arc<Ruleset>, record: &GameRecord, root_value_weight: f32) -> Result<GameSamples, String> {
     let mut state = CamelotState::new(rules.clone());
     let cells = state.codec().cells() as usize;
     let mut planes = vec![0.0; planes_len(&state.codec())];
-    // First pass: the states at the target decisions and the ply of each.
+    // First pass: the states at the target decisions, the ply of each and whether its mirror
+    // is exact (decided from the turn's start and the decisions since).
     let mut targets = record.targets.iter().peekable();
     let mut at_targets = Vec::new();
     let mut plies = 0u32;
     let mut legal = Vec::new();
+    let mut turn_start = state.clone();
+    let mut turn_decisions: Vec<u32> = Vec::new();
+    let mirrorable = |turn_start: &CamelotState, decisions: &[u32], legal: &[u16]| {
+        let legal: Vec<u32> = legal.iter().map(|&a| a as u32).collect();
+        mirror_matches(turn_start, decisions, &legal)
+    };
     for (i, &action) in record.actions.iter().enumerate() {
         while let Some(t) = targets.peek() {
             if t.decision as usize != i {
                 break;
             }
-            at_targets.push((state.clone(), plies, targets.next().ok_or("target")?));
+            let exact = mirrorable(&turn_start, &turn_decisions, &t.legal);
+            at_targets.push((state.clone(), plies, targets.next().ok_or("target")?, exact));
         }
         legal.clear();
         state.legal_actions(&mut legal);
@@ -101,36 +126,47 @@ pub fn game_samples(rules: &Arc<Ruleset>, record: &GameRecord) -> Result<Vec<Pac
             return Err(format!("decision {i}: action {action} is not legal"));
         }
         state.apply(action as u32);
+        turn_decisions.push(action as u32);
         if !state.is_mid_move() {
             plies += 1;
+            turn_start = state.clone();
+            turn_decisions.clear();
         }
     }
     // A resigned game stops before its last searched decision is played.
     for t in targets {
         if t.decision as usize == record.actions.len() {
-            at_targets.push((state.clone(), plies, t));
+            let exact = mirrorable(&turn_start, &turn_decisions, &t.legal);
+            at_targets.push((state.clone(), plies, t, exact));
         } else {
             return Err(format!("target at decision {} beyond the game's end", t.decision));
         }
     }
     let final_pos = state.mid_move().map_or(*state.position(), |m| m.position);
-    let mut out = Vec::with_capacity(at_targets.len());
-    for (s, ply, target) in at_targets {
+    let blend = if root_value_weight.is_finite() { root_value_weight.clamp(0.0, 1.0) } else { 0.0 };
+    let mut out = GameSamples {
+        end_reason: if record.end == GameEnd::Rules { state.outcome().map(|o| o.reason) } else { None },
+        ..GameSamples::default()
+    };
+    for (s, ply, target, mirrorable) in at_targets {
         s.encode_planes(&mut planes);
         let mover = s.position().turn();
         let mover_sign = if mover == Color::White { 1 } else { -1 };
-        let wdl = match record.winner * mover_sign {
+        let result = match record.winner * mover_sign {
             1 => [1.0, 0.0, 0.0],
             -1 => [0.0, 0.0, 1.0],
             _ => [0.0, 1.0, 0.0],
         };
-        out.push(PackedSample {
+        let wdl = std::array::from_fn(|k| (1.0 - blend) * result[k] + blend * target.root_value[k]);
+        out.unmirrorable += u32::from(!mirrorable);
+        out.samples.push(PackedSample {
             planes: PackedSample::pack(&planes, cells),
             legal: target.legal.clone(),
             policy: target.policy.clone(),
             wdl,
             material: (material(&final_pos, mover) - material(&final_pos, mover.opponent())) / 14.0,
             plies_left: (record.plies.saturating_sub(ply)) as f32 / 100.0,
+            mirrorable,
         });
     }
     Ok(out)

@@ -203,7 +203,13 @@ impl Run {
             self.store.delete(&stale)?;
         }
         let network = Network::new(&self.config.network, grid_of(&self.codec), &self.device, self.seed(0, 0))?;
-        let info = CheckpointInfo { variant: self.config.variant.clone(), parent: None, step: 0, generation: Some(0) };
+        let info = CheckpointInfo {
+            variant: self.config.variant.clone(),
+            parent: None,
+            step: 0,
+            generation: Some(0),
+            play: Some(self.config.play_settings()),
+        };
         self.publish_model(&network, &info, 0)?;
         tracing::info!("model 0 (untrained {}) published", self.config.network.label());
         Ok(())

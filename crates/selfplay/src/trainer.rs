@@ -8,14 +8,14 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use camelot_net::checkpoint::{restore_training_state, training_state_bytes};
-use camelot_net::{CheckpointInfo, TrainStats};
+use camelot_net::{CheckpointInfo, Network, TrainStats, TrainingSample};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SelfplayError;
 use crate::layout;
-use crate::metrics::{csv_bytes, SelfplayFigures, TrainRow};
+use crate::metrics::{csv_bytes, SelfplayFigures, TargetFigures, TrainRow};
 use crate::pipeline::{Event, Observer, Silent};
 use crate::record::decode_shard;
 use crate::replay::{game_samples, PackedSample};
@@ -57,6 +57,9 @@ pub struct TrainingInputs {
     /// The last step's figures.
     #[serde(default)]
     pub last_step: Option<LastStep>,
+    /// How informative the new targets were to the parent network.
+    #[serde(default)]
+    pub targets: TargetFigures,
 }
 
 /// The last training step's loss and value accuracy, for the generation summary.
@@ -93,11 +96,13 @@ impl<'a> RunTrainer<'a> {
             let bytes = run.store.get(key)?.ok_or_else(|| run.error(key, "listed but not found"))?;
             let games = decode_shard(&bytes, Path::new(&run.store.describe(key)))?;
             let mut samples = Vec::new();
-            for game in &games {
-                samples.extend(game_samples(&run.rules, game).map_err(|e| run.error(key, e))?);
-            }
             let mut figures = SelfplayFigures::default();
-            figures.add(&games);
+            for game in &games {
+                let replayed = game_samples(&run.rules, game, run.config.replay.root_value_weight)
+                    .map_err(|e| run.error(key, e))?;
+                figures.add(game, &replayed);
+                samples.extend(replayed.samples);
+            }
             self.cache.insert(key.to_string(), CachedShard { games: games.len() as u64, samples, figures });
         }
         self.cache.get(key).ok_or_else(|| self.run.error(key, "not cached"))
@@ -202,10 +207,15 @@ impl<'a> RunTrainer<'a> {
             let bytes = run.store.get(&key)?.ok_or_else(|| run.error(&key, "not found"))?;
             restore_training_state(&bytes, Path::new(&run.store.describe(&key)), &mut trainer)?;
         }
+        let cells = run.codec.cells() as usize;
+        let targets = {
+            let fresh_samples: Vec<&PackedSample> =
+                fresh.iter().flat_map(|shard| self.cache.get(&shard.key)).flat_map(|c| c.samples.iter()).collect();
+            measure_targets(&network, &fresh_samples, cells)?
+        };
         let batch = config.replay.batch_size as usize;
         let steps = ((new_positions as f64 * config.replay.sample_reuse as f64) / batch as f64).ceil().max(1.0) as u64;
         observer.event(Event::Phase { generation: next, name: "training", total: steps });
-        let cells = run.codec.cells() as usize;
         let mut rng = ChaCha8Rng::seed_from_u64(run.seed(200, g as u64));
         let mut rows = Vec::with_capacity(steps as usize);
         let mut last = TrainStats::default();
@@ -239,6 +249,7 @@ impl<'a> RunTrainer<'a> {
             shards: fresh,
             selfplay: figures,
             last_step: Some(LastStep { loss: last.total, value_accuracy: last.value_accuracy }),
+            targets,
         };
         // Everything that describes model `next` first, its card last.
         let store = &run.store;
@@ -253,6 +264,7 @@ impl<'a> RunTrainer<'a> {
             parent: Some(format!("{g:06}")),
             step: trainer.step(),
             generation: Some(next as u64),
+            play: Some(config.play_settings()),
         };
         run.publish_model(&trainer.network(), &info, next)?;
         // Keep in memory only the shards the next window still samples from.
@@ -275,6 +287,32 @@ impl<'a> RunTrainer<'a> {
         observer.event(Event::PhaseDone(summary));
         Ok(inputs)
     }
+}
+
+/// Positions of a generation's new games that [`TargetFigures`] measures (spread evenly over
+/// them): enough for the means to settle, few enough to cost a fraction of a training step's
+/// time per generation.
+const MEASURED_POSITIONS: usize = 1024;
+
+/// The [`TargetFigures`] of `samples` under `network` (the one that played them).
+fn measure_targets(network: &Network, samples: &[&PackedSample], cells: usize) -> Result<TargetFigures, SelfplayError> {
+    let stride = samples.len().div_ceil(MEASURED_POSITIONS).max(1);
+    let chosen: Vec<TrainingSample> = samples.iter().step_by(stride).map(|s| s.unpack(cells)).collect();
+    let actions = network.grid().actions();
+    let (mut priors, mut wdl) = (Vec::with_capacity(chosen.len()), Vec::with_capacity(chosen.len()));
+    for chunk in chosen.chunks(256) {
+        let planes: Vec<f32> = chunk.iter().flat_map(|s| s.planes.iter().copied()).collect();
+        let raw = network.forward(&planes, chunk.len())?;
+        for (k, sample) in chunk.iter().enumerate() {
+            let logits = &raw.policy_logits[k * actions..(k + 1) * actions];
+            let max = sample.legal.iter().map(|&a| logits[a as usize]).fold(f32::NEG_INFINITY, f32::max);
+            let exp: Vec<f32> = sample.legal.iter().map(|&a| (logits[a as usize] - max).exp()).collect();
+            let sum: f32 = exp.iter().sum();
+            priors.push(exp.iter().map(|e| e / sum).collect());
+            wdl.push([raw.wdl[3 * k], raw.wdl[3 * k + 1], raw.wdl[3 * k + 2]]);
+        }
+    }
+    Ok(TargetFigures::measure(&chosen, &priors, &wdl))
 }
 
 /// What a trainer process did.

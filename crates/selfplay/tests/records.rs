@@ -136,7 +136,7 @@ fn packed_samples_unpack_to_the_exact_planes_and_targets() {
         let rules = Arc::new(Ruleset::variant(variant).expect("variant"));
         for seed in 0..4 {
             let (record, states) = random_record(&rules, seed);
-            let samples = game_samples(&rules, &record).expect("samples");
+            let samples = game_samples(&rules, &record, 0.0).expect("samples").samples;
             assert_eq!(samples.len(), states.len());
             let codec = states[0].codec();
             for ((packed, state), target) in samples.iter().zip(&states).zip(&record.targets) {

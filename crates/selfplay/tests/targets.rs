@@ -1,0 +1,127 @@
+//! Self-play targets carry signal: a game stopped at the ply cap with a material lead is a win
+//! for the side ahead (and its positions' value targets say so), single-action decisions are
+//! never targets, and fast searches add no noise (seeded, a few seconds).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use camelot_arena::ply_cap_winner;
+use camelot_game::{ActionCodec, CamelotState};
+use camelot_net::{grid_of, parse_device, NetEvaluator, Network};
+use camelot_rules::{Color, Ruleset};
+use camelot_search::{GameState as _, Searcher, Tree};
+use camelot_selfplay::play::play_selfplay_group;
+use camelot_selfplay::record::GameEnd;
+use camelot_selfplay::replay::game_samples;
+use camelot_selfplay::RunConfig;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn tiny(overrides: &[&str]) -> RunConfig {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../configs/tiny.toml");
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    RunConfig::load_with_overrides(&path, &overrides).expect("tiny.toml loads")
+}
+
+fn setup(config: &RunConfig, seed: u64) -> (Arc<Ruleset>, Network) {
+    let rules = Arc::new(Ruleset::variant(&config.variant).expect("variant"));
+    let codec = ActionCodec::new(rules.board());
+    let device = parse_device("cpu").expect("cpu");
+    let network = Network::new(&config.network, grid_of(&codec), &device, seed).expect("network");
+    (rules, network)
+}
+
+#[test]
+fn a_capped_game_with_a_material_lead_gives_decided_value_targets() {
+    // Resignation off, a cap short enough that most games reach it after a few captures.
+    let config = tiny(&["selfplay.max_plies = 16", "selfplay.resign_playthrough = 1.0"]);
+    let (rules, network) = setup(&config, 5);
+    let out = play_selfplay_group(&rules, &network, "untrained", &config, 11, 16, &[]).expect("plays");
+    let cells = ActionCodec::new(rules.board()).cells() as usize;
+    let mut decided = 0;
+    for (k, game) in out.games.iter().enumerate() {
+        // Replay the game independently of the recorder: every decision had a choice, and
+        // the result is the rules' or the ply cap's material adjudication.
+        let mut state = CamelotState::new(rules.clone());
+        let mut legal = Vec::new();
+        let targets: Vec<u32> = game.targets.iter().map(|t| t.decision).collect();
+        for (i, &action) in game.actions.iter().enumerate() {
+            legal.clear();
+            state.legal_actions(&mut legal);
+            assert!(legal.contains(&(action as u32)), "game {k}, decision {i}");
+            if legal.len() == 1 {
+                assert!(!targets.contains(&(i as u32)), "game {k}: forced decision {i} recorded as a target");
+            }
+            state.apply(action as u32);
+        }
+        if game.end != GameEnd::PlyCap {
+            continue;
+        }
+        assert_eq!(game.plies, 16, "game {k}");
+        let expected = match ply_cap_winner(state.position()) {
+            Some(Color::White) => 1,
+            Some(Color::Black) => -1,
+            None => 0,
+        };
+        assert_eq!(game.winner, expected, "game {k}: the cap adjudicates on material");
+        if expected == 0 {
+            continue;
+        }
+        decided += 1;
+        let samples = game_samples(&rules, game, 0.0).expect("samples").samples;
+        assert!(!samples.is_empty(), "game {k}");
+        for sample in &samples {
+            let wdl = sample.unpack(cells).wdl;
+            assert!(wdl == [1.0, 0.0, 0.0] || wdl == [0.0, 0.0, 1.0], "game {k}: a capped lead is not a draw: {wdl:?}");
+        }
+    }
+    assert!(decided >= 2, "only {decided} of 16 games ended at the cap with a material lead");
+}
+
+#[test]
+fn fast_searches_add_no_noise_and_full_searches_do() {
+    let config = tiny(&[]);
+    let (rules, network) = setup(&config, 9);
+    // Positions a few random plies into games.
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut states = Vec::new();
+    let mut legal = Vec::new();
+    while states.len() < 6 {
+        let mut state = CamelotState::new(rules.clone());
+        for _ in 0..rng.random_range(2..12) {
+            legal.clear();
+            state.legal_actions(&mut legal);
+            state.apply(legal[rng.random_range(0..legal.len())]);
+            if state.terminal().is_some() {
+                break;
+            }
+        }
+        legal.clear();
+        if state.terminal().is_none() {
+            state.legal_actions(&mut legal);
+            if legal.len() > 2 {
+                states.push(state);
+            }
+        }
+    }
+    let search = |searcher: &mut Searcher, state: &CamelotState, seed: u64| {
+        let mut evaluator = NetEvaluator::new(network.clone(), 0);
+        let mut trees = vec![Tree::new(state.clone(), seed)];
+        let mut results = Vec::new();
+        searcher.search_into(&mut trees, &mut evaluator, &mut results).expect("search");
+        let r = results.remove(0);
+        (r.action, r.policy)
+    };
+    let mut fast = Searcher::new(config.fast_search()).expect("fast searcher");
+    let mut full = Searcher::new(config.full_search()).expect("full searcher");
+    let mut full_varies = false;
+    for (i, state) in states.iter().enumerate() {
+        let first = search(&mut fast, state, 1);
+        for seed in 2..6 {
+            assert_eq!(search(&mut fast, state, seed), first, "position {i}: a fast search depends on its seed");
+        }
+        let full_first = search(&mut full, state, 1);
+        full_varies |= (2..6).any(|seed| search(&mut full, state, seed) != full_first);
+    }
+    assert!(full_varies, "full searches explore (Gumbel noise), so some result must depend on the seed");
+}
