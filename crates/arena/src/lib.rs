@@ -32,7 +32,7 @@
 //! let a: PlayerSpec = "alphabeta:depth=2".parse().expect("a spec");
 //! let b: PlayerSpec = "random".parse().expect("a spec");
 //! let config = MatchConfig { games: 4, threads: 2, seed: 7, ..MatchConfig::default() };
-//! let report = play_match(rules, &a, &b, &config, &|_| {}).expect("the match runs");
+//! let report = play_match(rules, &a, &b, &config, &|_, _| {}).expect("the match runs");
 //! let tally = report.tally();
 //! assert_eq!(tally.games(), 4);
 //! println!("{}", tally.summary_line()); // score: 100.0% (W/D/L 4/0/0) +- 0.0
