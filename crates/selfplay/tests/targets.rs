@@ -3,14 +3,14 @@
 //! never targets, and fast searches add no noise (seeded, a few seconds).
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use camelot_arena::ply_cap_winner;
 use camelot_game::{ActionCodec, CamelotState};
 use camelot_net::{grid_of, parse_device, NetEvaluator, Network};
 use camelot_rules::{Color, Ruleset};
 use camelot_search::{GameState as _, Searcher, Tree};
-use camelot_selfplay::play::play_selfplay_group;
+use camelot_selfplay::play::{play_selfplay_group, with_network_threads};
 use camelot_selfplay::record::GameEnd;
 use camelot_selfplay::replay::game_samples;
 use camelot_selfplay::RunConfig;
@@ -23,59 +23,85 @@ fn tiny(overrides: &[&str]) -> RunConfig {
     RunConfig::load_with_overrides(&path, &overrides).expect("tiny.toml loads")
 }
 
+/// `Network::new` seeds the backend's one random generator and then draws the weights; two
+/// tests doing that at once in this process would interleave their draws.
+static NETWORK_INIT: Mutex<()> = Mutex::new(());
+
 fn setup(config: &RunConfig, seed: u64) -> (Arc<Ruleset>, Network) {
     let rules = Arc::new(Ruleset::variant(&config.variant).expect("variant"));
     let codec = ActionCodec::new(rules.board());
     let device = parse_device("cpu").expect("cpu");
-    let network = Network::new(&config.network, grid_of(&codec), &device, seed).expect("network");
+    let network = {
+        let _alone = NETWORK_INIT.lock().unwrap_or_else(|e| e.into_inner());
+        Network::new(&config.network, grid_of(&codec), &device, seed).expect("network")
+    };
     (rules, network)
 }
 
 #[test]
 fn a_capped_game_with_a_material_lead_gives_decided_value_targets() {
-    // Resignation off, a cap short enough that most games reach it after a few captures.
+    // Resignation off and a short cap, so that some games reach it after a few captures.
     let config = tiny(&["selfplay.max_plies = 16", "selfplay.resign_playthrough = 1.0"]);
     let (rules, network) = setup(&config, 5);
-    let out = play_selfplay_group(&rules, &network, "untrained", &config, 11, 16, &[]).expect("plays");
     let cells = ActionCodec::new(rules.board()).cells() as usize;
     let mut decided = 0;
-    for (k, game) in out.games.iter().enumerate() {
-        // Replay the game independently of the recorder: every decision had a choice, and
-        // the result is the rules' or the ply cap's material adjudication.
-        let mut state = CamelotState::new(rules.clone());
-        let mut legal = Vec::new();
-        let targets: Vec<u32> = game.targets.iter().map(|t| t.decision).collect();
-        for (i, &action) in game.actions.iter().enumerate() {
-            legal.clear();
-            state.legal_actions(&mut legal);
-            assert!(legal.contains(&(action as u32)), "game {k}, decision {i}");
-            if legal.len() == 1 {
-                assert!(!targets.contains(&(i as u32)), "game {k}: forced decision {i} recorded as a target");
+    let mut checked = 0;
+    // Groups of 32 games until enough of them end at the cap with a lead (most end earlier,
+    // by the rules); one network thread keeps the games the same on every run.
+    let mut games = Vec::new();
+    for group in 0..8 {
+        if decided >= 3 && checked >= 10 {
+            break;
+        }
+        let out =
+            with_network_threads(1, || play_selfplay_group(&rules, &network, "untrained", &config, group, 32, &[]))
+                .expect("plays");
+        games.extend(out.games);
+        for (k, game) in games.iter().enumerate().skip(games.len() - 32) {
+            // Replay the game independently of the recorder: every decision had a choice, and
+            // the result is the rules' or the ply cap's material adjudication.
+            let mut state = CamelotState::new(rules.clone());
+            let mut legal = Vec::new();
+            let targets: Vec<u32> = game.targets.iter().map(|t| t.decision).collect();
+            for (i, &action) in game.actions.iter().enumerate() {
+                legal.clear();
+                state.legal_actions(&mut legal);
+                assert!(legal.contains(&(action as u32)), "game {k}, decision {i}");
+                if legal.len() == 1 {
+                    assert!(!targets.contains(&(i as u32)), "game {k}: forced decision {i} recorded as a target");
+                }
+                state.apply(action as u32);
             }
-            state.apply(action as u32);
-        }
-        if game.end != GameEnd::PlyCap {
-            continue;
-        }
-        assert_eq!(game.plies, 16, "game {k}");
-        let expected = match ply_cap_winner(state.position()) {
-            Some(Color::White) => 1,
-            Some(Color::Black) => -1,
-            None => 0,
-        };
-        assert_eq!(game.winner, expected, "game {k}: the cap adjudicates on material");
-        if expected == 0 {
-            continue;
-        }
-        decided += 1;
-        let samples = game_samples(&rules, game, 0.0).expect("samples").samples;
-        assert!(!samples.is_empty(), "game {k}");
-        for sample in &samples {
-            let wdl = sample.unpack(cells).wdl;
-            assert!(wdl == [1.0, 0.0, 0.0] || wdl == [0.0, 0.0, 1.0], "game {k}: a capped lead is not a draw: {wdl:?}");
+            if game.end != GameEnd::PlyCap {
+                continue;
+            }
+            assert_eq!(game.plies, 16, "game {k}");
+            let expected = match ply_cap_winner(state.position()) {
+                Some(Color::White) => 1,
+                Some(Color::Black) => -1,
+                None => 0,
+            };
+            assert_eq!(game.winner, expected, "game {k}: the cap adjudicates on material");
+            if expected == 0 {
+                continue;
+            }
+            decided += 1;
+            // A short game may have no fully searched decision (few choices, each full with
+            // probability `full_search_fraction`): then it has no samples to check.
+            let samples = game_samples(&rules, game, 0.0).expect("samples").samples;
+            checked += samples.len();
+            for sample in &samples {
+                let wdl = sample.unpack(cells).wdl;
+                assert!(
+                    wdl == [1.0, 0.0, 0.0] || wdl == [0.0, 0.0, 1.0],
+                    "game {k}: a capped lead is not a draw: {wdl:?}"
+                );
+            }
         }
     }
-    assert!(decided >= 2, "only {decided} of 16 games ended at the cap with a material lead");
+    assert!(decided >= 3, "only {decided} of {} games ended at the cap with a material lead", games.len());
+    assert!(checked >= 10, "only {checked} value targets of decided capped games checked");
+    eprintln!("{decided} of {} games capped with a lead, {checked} of their value targets checked", games.len());
 }
 
 #[test]
