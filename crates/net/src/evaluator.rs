@@ -99,8 +99,9 @@ fn blend_material(wdl: Wdl, material: Option<f32>, f: f32) -> Wdl {
     Wdl::new(win, (1.0 - win - loss).max(0.0), loss)
 }
 
-/// Softmax of `logits` at `legal` into `priors` (illegal actions never enter the sum).
-fn masked_softmax(logits: &[f32], legal: &[u32], priors: &mut [f32]) {
+/// Softmax of `logits` at `legal` into `priors` (illegal actions never enter the sum): the
+/// network's prior over a position's legal actions.
+pub fn masked_softmax(logits: &[f32], legal: &[u32], priors: &mut [f32]) {
     let max = legal.iter().map(|&a| logits[a as usize]).fold(f32::NEG_INFINITY, f32::max);
     let mut sum = 0.0;
     for (p, &a) in priors.iter_mut().zip(legal) {

@@ -33,7 +33,7 @@ pub use checkpoint::{
 pub use config::{GridShape, NetConfig};
 pub use device::parse_device;
 pub use error::NetError;
-pub use evaluator::{EvalStats, NetEvaluator};
+pub use evaluator::{masked_softmax, EvalStats, NetEvaluator};
 pub use model::{forward_flops, Model, ModelOutput, AUX_OUTPUTS};
 pub use network::{grid_of, Network, RawOutputs};
 pub use train::{LrSchedule, OptimizerKind, TrainConfig, TrainStats, Trainer, TrainingSample};

@@ -184,6 +184,20 @@ impl SelfplayFigures {
     }
 }
 
+/// The `generations.csv` columns that count how self-play games ended (with `ply_capped` and
+/// `resigned` they add up to the games), and the played-through games resigned wrongly.
+pub const GAME_END_COLUMNS: [&str; 9] = [
+    "castle",
+    "all_captured",
+    "no_legal_move",
+    "material_draw",
+    "repetition",
+    "no_progress",
+    "ply_capped",
+    "resigned",
+    "false_resignations",
+];
+
 /// How informative a generation's new training targets were, measured with the network that
 /// played the games (before training on them): what the search added to the prior and how
 /// well the value head foresaw the results. A policy target equal to the prior teaches

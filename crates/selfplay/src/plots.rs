@@ -14,6 +14,7 @@ use camelot_tournament::{
 use plotters::prelude::*;
 
 use crate::layout;
+use crate::metrics::GAME_END_COLUMNS;
 
 const WIDTH: u32 = 900;
 const HEIGHT: u32 = 520;
@@ -107,23 +108,7 @@ pub fn draw_run_plots(root: &Path) -> (Vec<PathBuf>, Vec<String>) {
     );
     attempt(
         "game_ends.png",
-        by_generation(
-            "game_ends.png",
-            "How self-play games end",
-            "games",
-            &[
-                "castle",
-                "all_captured",
-                "no_legal_move",
-                "material_draw",
-                "repetition",
-                "no_progress",
-                "ply_capped",
-                "resigned",
-                "false_resignations",
-            ],
-            None,
-        ),
+        by_generation("game_ends.png", "How self-play games end", "games", &GAME_END_COLUMNS, None),
     );
     attempt("elo.png", draw_elo(&root.join(layout::RESULTS), &plots.join("elo.png")));
     (written, failures)

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use camelot_net::checkpoint::{restore_training_state, training_state_bytes};
-use camelot_net::{CheckpointInfo, Network, TrainStats, TrainingSample};
+use camelot_net::{masked_softmax, CheckpointInfo, Network, TrainStats, TrainingSample};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -304,11 +304,9 @@ fn measure_targets(network: &Network, samples: &[&PackedSample], cells: usize) -
         let planes: Vec<f32> = chunk.iter().flat_map(|s| s.planes.iter().copied()).collect();
         let raw = network.forward(&planes, chunk.len())?;
         for (k, sample) in chunk.iter().enumerate() {
-            let logits = &raw.policy_logits[k * actions..(k + 1) * actions];
-            let max = sample.legal.iter().map(|&a| logits[a as usize]).fold(f32::NEG_INFINITY, f32::max);
-            let exp: Vec<f32> = sample.legal.iter().map(|&a| (logits[a as usize] - max).exp()).collect();
-            let sum: f32 = exp.iter().sum();
-            priors.push(exp.iter().map(|e| e / sum).collect());
+            let mut prior = vec![0.0; sample.legal.len()];
+            masked_softmax(&raw.policy_logits[k * actions..(k + 1) * actions], &sample.legal, &mut prior);
+            priors.push(prior);
             wdl.push([raw.wdl[3 * k], raw.wdl[3 * k + 1], raw.wdl[3 * k + 2]]);
         }
     }
