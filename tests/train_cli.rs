@@ -67,8 +67,11 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
     let dir = temp_dir("train", "files");
     let config = tiny_config(&dir, 2);
     let run = dir.join("run");
+    let solved = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/camette-solved.jsonl");
+    let solved_key = format!("evaluation.solved_positions={}", solved.to_str().expect("utf-8"));
     let started = Instant::now();
-    let out = train(&config, &run, &[]);
+    let solved_args = ["--set", &solved_key, "--set", "evaluation.solved_sample=40"];
+    let out = train(&config, &run, &solved_args);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(started.elapsed() < Duration::from_secs(120), "the tiny run takes {:?}", started.elapsed());
     assert!(text(&out.stdout).contains("generation 2 of 2"), "{}", text(&out.stdout));
@@ -94,7 +97,7 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
     ] {
         assert!(run.join(name).is_file(), "{name} missing");
     }
-    for plot in ["loss", "value_accuracy", "evaluation", "targets", "value_calibration", "game_ends", "elo"] {
+    for plot in ["loss", "value_accuracy", "evaluation", "targets", "value_calibration", "game_ends", "elo", "solved"] {
         let bytes = read(&run.join(format!("plots/{plot}.png")));
         assert_eq!(&bytes[1..4], b"PNG", "plots/{plot}.png is not a PNG");
     }
@@ -141,7 +144,13 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
         .map(|name| number(name))
         .sum();
         assert_eq!(ends, number("selfplay_games"), "{line}");
+        // Every generation measured on the 40 solved positions (every 50th of the file).
+        for share in ["value_kept", "value_head_accuracy"] {
+            let x = number(share);
+            assert!((0.0..=1.0).contains(&x) && (x * 40.0 - (x * 40.0).round()).abs() < 0.01, "{share}: {line}");
+        }
     }
+    assert!(text(&read(&run.join("log.txt"))).contains("of 40 solved positions"));
     let results = text(&read(&run.join("arena/results.csv")));
     assert_eq!(results.lines().count(), 1 + 2 * 2 * 4, "two generations x two opponents x four games\n{results}");
     assert!(results.starts_with("variant,white,black,result,plies,reason,seed,opening,moves\n"), "{results}");
@@ -219,7 +228,7 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
 
     // Running again when done changes nothing and says so.
     let before = outcome_files(&run);
-    let again = train(&config, &run, &[]);
+    let again = train(&config, &run, &solved_args);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert_eq!(before, outcome_files(&run));
 }

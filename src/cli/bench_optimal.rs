@@ -3,15 +3,11 @@
 //! players how often the value head's W/D/L argmax is the exact value.
 
 use super::RulesArgs;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use camelot_arena::{ModelStore, PlayerSpec};
-use camelot_game::CamelotState;
-use camelot_rules::Game;
-use camelot_solver::{read_positions, OptimalTally};
+use camelot_selfplay::solved::SolvedPositions;
 use clap::Args;
 use indicatif::ProgressBar;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,9 +24,12 @@ pub struct OptimalArgs {
     /// `mcts:model=M,sims=64`.
     #[arg(long)]
     player: String,
-    /// Seed of the player's randomness.
+    /// Seed of the player's randomness (thread t's player gets seed + t).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Threads, each with a player of its own and an even share of the positions.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
 }
 
 /// Prints one line per value class, the value head's line for network players, and
@@ -41,41 +40,15 @@ pub fn run(args: OptimalArgs) -> Result<()> {
     if spec.is_human() {
         bail!("bench optimal needs an engine player, not `human`");
     }
-    let records = read_positions(&args.positions)?;
+    let positions = SolvedPositions::read(&args.positions, 0)?;
     let models = ModelStore::new();
-    let mut player = spec.build_with(&rules, ChaCha8Rng::seed_from_u64(args.seed), &models)?;
-    let network = match &spec {
-        PlayerSpec::Mcts(config) => Some(models.network(&config.model, &config.device, &rules)?),
-        _ => None,
-    };
-    let mut planes = Vec::new();
-    let mut tally = OptimalTally::default();
-    let bar = ProgressBar::new(records.len() as u64);
+    let bar = ProgressBar::new(positions.records.len() as u64);
     let clock = Instant::now();
-    for (line, record) in records.iter().enumerate() {
-        let at = || format!("{}:{} `{}`", args.positions.display(), line + 1, record.cpn);
-        let pos = rules.parse_cpn(&record.cpn).with_context(at)?;
-        if record.legal == 0 {
-            continue;
-        }
-        let game = Game::from_position(Arc::clone(&rules), pos);
-        let choice = player.choose(&game).with_context(at)?;
-        tally.add(record, &rules.move_to_string(&pos, &choice.mv));
-        if let Some(network) = &network {
-            let state = CamelotState::from_game(&game);
-            planes.resize(network.planes_len(), 0.0);
-            state.encode_planes(&mut planes);
-            let raw = network.forward(&planes, 1).with_context(at)?;
-            if let [w, d, l, ..] = raw.wdl[..] {
-                tally.add_value_head(record, [w, d, l]);
-            }
-        }
-        bar.inc(1);
-    }
+    let tally = positions.tally(&rules, &spec, &models, args.seed, args.threads, &|| bar.inc(1))?;
     bar.finish_and_clear();
     println!(
         "player {spec}, {} positions from {}, {:.1} s",
-        records.len(),
+        positions.records.len(),
         args.positions.display(),
         clock.elapsed().as_secs_f64()
     );

@@ -61,6 +61,12 @@ pub struct SelfplayConfig {
     /// Gumbel: actions sampled at the root.
     #[serde(default = "sixteen")]
     pub gumbel_m: u32,
+    /// Gumbel: `c_scale` of the completed-Q transform `(c_visit + max N) * c_scale * q`, q in
+    /// `[0, 1]`. How far the improved policy (the policy target) moves from the prior per unit
+    /// of value: at a few visits per action, values differ mostly by the value head's noise,
+    /// and a large scale turns that noise into confident targets.
+    #[serde(default = "gumbel_c_scale")]
+    pub gumbel_c_scale: f32,
     /// PUCT exploration constant.
     #[serde(default = "c_puct")]
     pub c_puct: f32,
@@ -170,6 +176,15 @@ pub struct EvaluationConfig {
     /// before it rejects (a test that has not accepted H1 by then fails the gate).
     #[serde(default)]
     pub sprt: GateSprt,
+    /// Solved test positions (`camelot solve --sample-positions`, JSON lines; a path relative
+    /// to the working directory of the evaluating process): each generation's network, at the
+    /// evaluation's search, moves in them and its share of value-keeping moves and its value
+    /// head's accuracy join `generations.csv` and `plots/solved.png`. None: not measured.
+    #[serde(default)]
+    pub solved_positions: Option<String>,
+    /// How many of the solved positions to use, spread evenly over the file (0: all).
+    #[serde(default)]
+    pub solved_sample: u32,
 }
 
 /// Promotion rule of new networks.
@@ -216,6 +231,9 @@ fn four() -> u32 {
 }
 fn sixteen() -> u32 {
     16
+}
+fn gumbel_c_scale() -> f32 {
+    camelot_search::SearchConfig::default().gumbel_c_scale
 }
 fn twenty() -> u32 {
     20
@@ -334,6 +352,9 @@ impl RunConfig {
         if s.gumbel && s.gumbel_m < 2 {
             return key("selfplay.gumbel_m", "must be at least 2");
         }
+        if !(s.gumbel_c_scale > 0.0 && s.gumbel_c_scale.is_finite()) {
+            return key("selfplay.gumbel_c_scale", "must be a positive number");
+        }
         if s.c_puct.is_nan() || s.c_puct <= 0.0 {
             return key("selfplay.c_puct", "must be positive");
         }
@@ -434,6 +455,7 @@ impl RunConfig {
             temperature: TemperatureSchedule::step(s.temperature, s.temperature_decisions, s.final_temperature),
             gumbel: s.gumbel,
             gumbel_m: s.gumbel_m,
+            gumbel_c_scale: s.gumbel_c_scale,
             leaves_per_tree: s.leaves_per_tree,
             draw_penalty: s.draw_penalty,
             ..SearchConfig::default()

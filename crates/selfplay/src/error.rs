@@ -60,6 +60,9 @@ pub enum SelfplayError {
     /// A baseline player failed.
     #[error(transparent)]
     Arena(#[from] camelot_arena::ArenaError),
+    /// A solved-positions file could not be read.
+    #[error(transparent)]
+    Solver(#[from] camelot_solver::SolverError),
 }
 
 impl SelfplayError {

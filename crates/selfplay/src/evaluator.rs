@@ -7,6 +7,7 @@
 use std::sync::atomic::Ordering;
 
 use camelot_arena::{gauntlet, pair_schedule, play_games, run_sprt, ArenaConfig, ModelStore, PlayerSpec};
+use camelot_solver::OptimalTally;
 use camelot_tournament::{ResultRow, Sprt, SprtConfig, SprtStatus, Tally, RESULTS_HEADER};
 
 use crate::error::SelfplayError;
@@ -15,12 +16,15 @@ use crate::metrics::{csv_bytes, GenerationRow};
 use crate::pipeline::{Event, Observer, Silent};
 use crate::roles::{nap, RoleOptions};
 use crate::run::{GateDecision, Run};
+use crate::solved::SolvedPositions;
 use crate::trainer::TrainingInputs;
 
 /// The seed stream of model `g`'s evaluation games (its index is the generation).
 const EVALUATION_STREAM: u64 = 300;
 /// The seed stream of the gate's games on model `g`.
 const GATE_STREAM: u64 = 400;
+/// The seed stream of model `g`'s players on the solved positions.
+const SOLVED_STREAM: u64 = 500;
 
 /// How the evaluation games of generation `g` are played: the run's opening plies and ply cap,
 /// a seed of their own, `selfplay.workers` threads with `selfplay.parallel_games` games each in
@@ -145,7 +149,17 @@ pub fn evaluate(run: &Run, g: u32, observer: &dyn Observer) -> Result<(), Selfpl
         let json = serde_json::to_vec_pretty(&decision).map_err(|err| run.error(&key, err.to_string()))?;
         run.store.put_once(&key, json)?;
     }
-    let row = generation_row(run, g, scores.join(" "))?;
+    let solved = solved_figures(run, g, &hero, &models, observer)?;
+    let mut row = generation_row(run, g, scores.join(" "))?;
+    if let Some(tally) = &solved {
+        row.value_kept = Some(tally.kept_share());
+        row.value_head_accuracy = tally.value_head_share();
+        scores.push(format!(
+            "value kept {:.1}% of {} solved positions",
+            100.0 * tally.kept_share(),
+            tally.positions.iter().sum::<u64>()
+        ));
+    }
     let key = layout::generation_metrics_key(g);
     run.store.put_once(&key, csv_bytes(&[row]).map_err(|err| run.error(&key, err))?)?;
     run.store.put_once(&layout::evaluation_key(g), results_bytes(&rows))?;
@@ -239,7 +253,28 @@ fn generation_row(run: &Run, g: u32, scores: String) -> Result<GenerationRow, Se
         value_accuracy: inputs.last_step.map_or(f32::NAN, |s| s.value_accuracy),
         evaluation: format!("{} games per opponent at {} simulations", evaluation_games(run, g), e.simulations),
         evaluation_scores: scores,
+        value_kept: None,
+        value_head_accuracy: None,
     })
+}
+
+/// Model `g`'s moves in the run's solved positions (`evaluation.solved_positions`), if any,
+/// at the evaluation's search, on the self-play workers' threads.
+fn solved_figures(
+    run: &Run,
+    g: u32,
+    hero: &PlayerSpec,
+    models: &ModelStore,
+    observer: &dyn Observer,
+) -> Result<Option<OptimalTally>, SelfplayError> {
+    let e = &run.config.evaluation;
+    let Some(file) = &e.solved_positions else { return Ok(None) };
+    let positions = SolvedPositions::read(std::path::Path::new(file), e.solved_sample as usize)?;
+    observer.event(Event::Phase { generation: g, name: "solved positions", total: positions.records.len() as u64 });
+    let progress = || observer.event(Event::Progress { done: 1, message: String::new() });
+    let seed = run.seed(SOLVED_STREAM, g as u64);
+    let threads = run.config.selfplay.workers as usize;
+    positions.tally(&run.rules, hero, models, seed, threads, &progress).map(Some)
 }
 
 /// What an evaluator process did.

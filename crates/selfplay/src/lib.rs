@@ -10,7 +10,8 @@
 //!   a run survives `kill -9` and one worker thread gives the same games and weights bit for
 //!   bit; [`roles`]: what the same three need as separate processes.
 //! * [`run`] opens a run over its [`store`] (a local directory or an S3 bucket); [`layout`]
-//!   names every object of it; [`metrics`] and [`plots`] are the derived CSV files and PNGs.
+//!   names every object of it; [`metrics`] and [`plots`] are the derived CSV files and PNGs;
+//!   [`solved`] measures a player on solved positions.
 #![warn(missing_docs)]
 
 pub mod config;
@@ -25,6 +26,7 @@ pub mod record;
 pub mod replay;
 pub mod roles;
 pub mod run;
+pub mod solved;
 pub mod store;
 pub mod trainer;
 pub mod worker;

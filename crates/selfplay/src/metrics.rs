@@ -338,6 +338,20 @@ pub struct GenerationRow {
     pub evaluation: String,
     /// `label=score` per opponent, then the gate's verdict if any.
     pub evaluation_scores: String,
+    /// Share of the solved test positions (`evaluation.solved_positions`) where the network
+    /// at the evaluation's search kept the exact value; empty when not measured.
+    #[serde(default, serialize_with = "four_opt")]
+    pub value_kept: Option<f64>,
+    /// Share of the same positions whose value-head argmax is the exact value.
+    #[serde(default, serialize_with = "four_opt")]
+    pub value_head_accuracy: Option<f64>,
+}
+
+fn four_opt<S: serde::Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match x {
+        Some(x) => s.serialize_str(&format!("{x:.4}")),
+        None => s.serialize_str(""),
+    }
 }
 
 fn six<S: serde::Serializer>(x: &f32, s: S) -> Result<S::Ok, S::Error> {

@@ -107,6 +107,16 @@ pub fn draw_run_plots(root: &Path) -> (Vec<PathBuf>, Vec<String>) {
         ),
     );
     attempt(
+        "solved.png",
+        by_generation(
+            "solved.png",
+            "Solved test positions: value kept, value head exact",
+            "share",
+            &["value_kept", "value_head_accuracy"],
+            Some((0.0, 1.0)),
+        ),
+    );
+    attempt(
         "game_ends.png",
         by_generation("game_ends.png", "How self-play games end", "games", &GAME_END_COLUMNS, None),
     );

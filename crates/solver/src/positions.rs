@@ -112,6 +112,31 @@ fn percent(a: u64, b: u64) -> f64 {
 }
 
 impl OptimalTally {
+    /// The tally of both: `self`'s positions and `other`'s (tallies of disjoint parts of one
+    /// file, counted on several threads).
+    pub fn merged(&self, other: &OptimalTally) -> OptimalTally {
+        let add3 = |a: [u64; 3], b: [u64; 3]| std::array::from_fn(|k| a[k] + b[k]);
+        OptimalTally {
+            positions: add3(self.positions, other.positions),
+            kept: add3(self.kept, other.kept),
+            forced: self.forced + other.forced,
+            value_head: match (self.value_head, other.value_head) {
+                (Some((a, b)), Some((c, d))) => Some((a + c, b + d)),
+                (one, None) | (None, one) => one,
+            },
+        }
+    }
+
+    /// Share of positions (all values) where the chosen move kept the value, in `[0, 1]`.
+    pub fn kept_share(&self) -> f64 {
+        percent(self.kept.iter().sum(), self.positions.iter().sum()) / 100.0
+    }
+
+    /// Share of positions whose value-head argmax was the exact value, if measured.
+    pub fn value_head_share(&self) -> Option<f64> {
+        self.value_head.map(|(hit, all)| percent(hit, all) / 100.0)
+    }
+
     /// Counts one position and the move chosen in it (in canonical notation).
     pub fn add(&mut self, record: &PositionRecord, chosen: &str) {
         let Some(value) = record.exact() else { return };

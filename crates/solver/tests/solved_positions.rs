@@ -111,3 +111,29 @@ fn subtrees_of_small_positions_solve_to_the_file_s_values_and_moves() {
         assert_eq!(p.keeping(), r.keeping, "{}", r.cpn);
     }
 }
+
+/// Tallies of two halves of the file, merged, are the tally of the whole file: what
+/// `camelot bench optimal --threads N` and the evaluator's threads rely on.
+#[test]
+fn tallies_of_parts_merge_into_the_tally_of_the_whole() {
+    let records = read_positions(Path::new(FILE)).expect("the positions file reads");
+    // A stand-in player: the first value-keeping move on even lines, no legal move on odd ones.
+    let tally = |part: &[PositionRecord], offset: usize| {
+        let mut t = camelot_solver::OptimalTally::default();
+        for (i, r) in part.iter().enumerate() {
+            let chosen = if (i + offset).is_multiple_of(2) { r.keeping[0].as_str() } else { "-" };
+            t.add(r, chosen);
+            t.add_value_head(r, if (i + offset).is_multiple_of(3) { [1.0, 0.0, 0.0] } else { [0.0, 0.0, 1.0] });
+        }
+        t
+    };
+    let half = records.len() / 2 + 1;
+    let whole = tally(&records, 0);
+    let merged = tally(&records[..half], 0).merged(&tally(&records[half..], half));
+    assert_eq!(merged, whole);
+    assert_eq!(whole.positions.iter().sum::<u64>(), records.len() as u64);
+    // The even lines' moves keep the value, the odd lines' do not.
+    assert_eq!(whole.kept.iter().sum::<u64>(), records.len().div_ceil(2) as u64);
+    assert!((whole.kept_share() - records.len().div_ceil(2) as f64 / records.len() as f64).abs() < 1e-12);
+    assert!(whole.value_head_share().is_some_and(|s| s > 0.0 && s < 1.0), "{whole:?}");
+}
