@@ -73,14 +73,14 @@ pub fn run(args: OptimalArgs) -> Result<()> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    println!(
+    outln!(
         "player {spec}, {} positions from {}, {:.1} s",
         records.len(),
         args.positions.display(),
         clock.elapsed().as_secs_f64()
-    );
+    )?;
     for line in tally.lines() {
-        println!("{line}");
+        outln!("{line}")?;
     }
     Ok(())
 }
