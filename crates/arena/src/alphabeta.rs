@@ -165,10 +165,10 @@ impl AlphaBeta {
     fn negamax(&mut self, pos: &Position, depth: i32, ply: usize, mut alpha: i32, beta: i32) -> i32 {
         self.nodes += 1;
         self.pv[ply].clear();
-        if self.nodes & 1023 == 0 {
-            if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) || stop_requested(&self.stop) {
-                self.stopped = true;
-            }
+        if self.nodes & 1023 == 0
+            && (self.deadline.is_some_and(|deadline| Instant::now() >= deadline) || stop_requested(&self.stop))
+        {
+            self.stopped = true;
         }
         if self.stopped {
             return 0;
