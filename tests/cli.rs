@@ -143,3 +143,55 @@ fn bench_playouts_reports_games_per_second_last() {
     let results = |t: &str| t.lines().find(|l| l.starts_with("results:")).map(str::to_string);
     assert_eq!(results(&text), results(&stdout(&again)));
 }
+
+#[test]
+fn a_closed_or_full_standard_output_is_a_quiet_exit_or_one_error_not_a_panic() {
+    common::check_closed_and_full_stdout(&["moves", "--position", START]);
+    common::check_closed_and_full_stdout(&["perft", "--depth", "1", "--divide"]);
+    common::check_closed_and_full_stdout(&["show"]);
+    common::check_closed_and_full_stdout(&["apply", "D6-F8"]);
+    let dir = common::temp_dir("cli", "ratings");
+    let arena = dir.join("arena");
+    let arena = arena.to_str().expect("utf-8 path");
+    let out = random_v_greedy_arena(arena);
+    assert!(out.status.success(), "{}", stderr(&out));
+    common::check_closed_and_full_stdout(&["ratings", arena]);
+}
+
+#[test]
+fn counters_written_can_be_read_back_and_counts_have_one_spelling() {
+    // Black's move at the largest move number: the counter stays where the reader takes it.
+    let at_limit = "1/1M1/5/5/m4/3/1 b - 0 999999999";
+    let out = camelot(&["moves", "--variant", "camette", "--position", at_limit]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let after = text.lines().next().and_then(|l| l.split('\t').nth(1)).expect("a move and its CPN");
+    assert!(after.ends_with(" 999999999"), "{after}");
+    let again = camelot(&["show", "--variant", "camette", "--position", after]);
+    assert!(again.status.success(), "{}", stderr(&again));
+
+    let padded = camelot(&["show", "--variant", "camette", "--position", "1/1M1/005/5/m4/3/1 w - 0 1"]);
+    assert!(!padded.status.success());
+    assert!(stderr(&padded).contains("empty-square count `005` has a leading zero"), "{}", stderr(&padded));
+}
+
+#[test]
+fn errors_name_the_real_limit_and_the_os_error_once() {
+    let out = camelot(&["init-net", "--variant", "camette", "--blocks", "300", "--out", "/nonexistent/x"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("blocks must be between 1 and 256, not 300"), "{}", stderr(&out));
+
+    let dir = common::temp_dir("cli", "os-error");
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"not a directory").expect("write");
+    let under_file = file.join("out");
+    let under_file = under_file.to_str().expect("utf-8 path");
+    let out = random_v_greedy_arena(under_file);
+    assert!(!out.status.success());
+    assert_eq!(stderr(&out).matches("(os error").count(), 1, "{}", stderr(&out));
+}
+
+/// A round of `random` against `greedy` on Camette into `out`: a fast arena.
+fn random_v_greedy_arena(out: &str) -> Output {
+    camelot(&["arena", "--variant", "camette", "--players", "random", "greedy", "--games-per-pair", "2", "--out", out])
+}

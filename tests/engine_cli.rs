@@ -330,3 +330,86 @@ fn a_model_sets_the_variant_unless_told_otherwise() {
     let same = Engine::start(&["--model", model, "--variant", "camette"]);
     same.quit();
 }
+
+/// How long the engine may take to answer `isready` or `stop` while it searches.
+const PROMPT: Duration = Duration::from_secs(5);
+
+impl Engine {
+    /// The next line, within `PROMPT`.
+    fn prompt_line(&mut self, after: &str) -> String {
+        match self.lines.recv_timeout(PROMPT) {
+            Ok(line) => line,
+            Err(err) => panic!("no answer within {PROMPT:?} after `{after}` ({err})"),
+        }
+    }
+
+    /// Sends `quit`; the process must end within `limit` (it is killed otherwise).
+    fn quit_within(mut self, limit: Duration) -> std::process::ExitStatus {
+        self.send("quit");
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("waiting for the engine") {
+                return status;
+            }
+            if started.elapsed() > limit {
+                let _ = self.child.kill();
+                panic!("the engine did not end within {limit:?} of `quit`");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn go_limits_past_the_specs_bounds_are_refused() {
+    let mut engine = Engine::start(&["--player", "alphabeta:depth=1", "--variant", "camette"]);
+    for (go, limit) in [
+        ("go depth 65", "`depth 65`: too large (at most 64"),
+        ("go depth 4294967295", "`depth 4294967295`: too large (at most 64"),
+        ("go movetime 18446744073709551615", "`movetime 18446744073709551615`: too large (at most 86400000"),
+        ("go nodes 18446744073709551615", "`nodes 18446744073709551615`: too large (at most 4294967294"),
+    ] {
+        let lines = engine.answer(go);
+        assert_eq!(lines.len(), 2, "{go}: {lines:?}");
+        assert!(lines[0].starts_with(&format!("{ERROR_PREFIX}go: {limit}")), "{go}: {lines:?}");
+        assert_eq!(lines[1], "bestmove (none)", "{go}");
+    }
+    // A clock far beyond a day is not refused (it is the front end's state), but capped.
+    engine.send("position startpos");
+    engine.send("go wtime 9223372036854775807 btime 9223372036854775807 winc 9223372036854775807");
+    engine.send("isready");
+    assert_eq!(engine.prompt_line("isready during a search"), "readyok");
+    engine.send("stop");
+    let lines = engine.read_through(|l| l.starts_with("bestmove "));
+    assert!(lines[0].starts_with("info string the clock gives "), "{lines:?}");
+    assert!(lines.last().is_some_and(|l| l != "bestmove (none)"), "{lines:?}");
+    assert!(engine.quit_within(PROMPT).success());
+
+    let overhead = camelot(&["engine", "--move-overhead", "99999999999"]);
+    assert!(!overhead.status.success());
+    let err = String::from_utf8_lossy(&overhead.stderr);
+    assert!(err.contains("99999999999") && err.contains("0..=10000"), "{err}");
+}
+
+#[test]
+fn a_search_keeps_answering_isready_stop_and_quit() {
+    // The largest simulation count a spec takes: the search would run for hours.
+    let mut engine = Engine::start(&["--player", "uct", "--variant", "camette"]);
+    engine.send("go nodes 4294967294");
+    engine.send("isready");
+    assert_eq!(engine.prompt_line("isready during a search"), "readyok");
+    // Other lines wait for the search and are answered after it, in order.
+    engine.send("query p1turn");
+    engine.send("stop");
+    let info = engine.prompt_line("stop");
+    assert!(info.starts_with("info "), "{info}");
+    let lines = engine.read_through(|l| l.starts_with("bestmove "));
+    assert!(lines.last().is_some_and(|l| l != "bestmove (none)"), "{lines:?}");
+    assert_eq!(engine.prompt_line("query after the search"), "response true");
+
+    // `quit` during a search ends the process at once.
+    engine.send("go nodes 4294967294");
+    engine.send("isready");
+    assert_eq!(engine.prompt_line("isready during a search"), "readyok");
+    assert!(engine.quit_within(PROMPT).success());
+}

@@ -277,3 +277,47 @@ fn a_network_replies_with_its_evaluation_and_players_are_offered_not_named() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("-missing"));
 }
+
+#[test]
+fn slow_clients_do_not_lock_the_server_out() {
+    let server = Server::start(&["--player", "greedy"]);
+    // More clients than the server serves at once, each stalled inside its request head.
+    let mut slow: Vec<TcpStream> = (0..40)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&server.address).expect("the server accepts");
+            stream.write_all(b"G").expect("a byte of a head");
+            stream
+        })
+        .collect();
+    // Real requests are still answered, and at once: the clients stalled longest make room.
+    for _ in 0..5 {
+        let started = std::time::Instant::now();
+        let answer = server.get("/api/info");
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        assert!(started.elapsed() < Duration::from_secs(5), "answered after {:?}", started.elapsed());
+    }
+    // 32 places: the 33rd to 40th stalled clients and the first real request each cut off the
+    // client stalled longest; a later real request does too unless the one before it has already
+    // left its place. The other stalled clients still wait.
+    let cut = slow
+        .iter_mut()
+        .filter(|stream| {
+            stream.set_nonblocking(true).expect("non-blocking");
+            let mut byte = [0u8; 1];
+            !matches!((&**stream).read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+        })
+        .count();
+    assert!((9..=13).contains(&cut), "{cut} stalled clients cut off");
+
+    // Two lengths that disagree leave the body's end open: refused.
+    let smuggled = server.raw(
+        format!(
+            "POST /api/new HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\
+             Content-Length: 20\r\n\r\n{{}}",
+            server.address
+        )
+        .as_bytes(),
+    );
+    assert_eq!(smuggled.status, 400);
+    assert_eq!(smuggled.error(), "two different Content-Length headers");
+}

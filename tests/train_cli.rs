@@ -476,3 +476,42 @@ fn old_layouts_and_foreign_directories_are_refused_untouched() {
     assert_eq!(read(&foreign.join("metrics.csv")), b"mine");
     assert!(!foreign.join("run.toml").exists());
 }
+
+#[test]
+fn damaged_checkpoints_and_a_diverging_run_are_refused_naming_the_file() {
+    let dir = temp_dir("train", "damaged");
+    let config = tiny_config(&dir, 2);
+    // A run whose model 0 was cut short after it was written: refused, not trusted.
+    let damaged = dir.join("damaged");
+    std::fs::create_dir_all(&damaged).expect("dir");
+    std::fs::copy(&config, damaged.join("run.toml")).expect("run.toml");
+    let model = damaged.join("models/000000");
+    let out = common::tiny_net("camette", &model);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let weights = damaged.join("models/000000.safetensors");
+    let bytes = read(&weights);
+    std::fs::write(&weights, &bytes[..bytes.len() / 2]).expect("truncate");
+    let out = train(&config, &damaged, &[]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("models/000000.safetensors") && err.contains("SHA-256"), "{err}");
+    assert!(!damaged.join("state.json").exists() && !damaged.join("selfplay").exists(), "nothing written");
+    // A run whose run.toml is gone is not resumed under another config.
+    let lost = dir.join("lost");
+    std::fs::create_dir_all(&lost).expect("dir");
+    std::fs::write(lost.join("state.json"), b"{}").expect("state");
+    let out = train(&config, &lost, &["--set", "network.blocks=2"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("state.json"), "{}", text(&out.stderr));
+    assert!(!lost.join("run.toml").exists());
+
+    // A learning rate that makes the loss NaN stops the run at once, with nothing saved.
+    let diverged = dir.join("diverged");
+    let out = train(&config, &diverged, &["--set", "training.learning_rate=1e30"]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("training diverged: the loss at training step"), "{err}");
+    assert!(!diverged.join("models/000001.safetensors").exists() && !diverged.join("models/000001.json").exists());
+    // Its self-play games are there to read, and reading them into a closed pipe is quiet.
+    common::check_closed_and_full_stdout(&["games", "--run", diverged.to_str().expect("utf-8")]);
+}

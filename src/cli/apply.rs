@@ -35,6 +35,6 @@ pub fn run(args: ApplyArgs) -> Result<()> {
         }
         game.play_text(text).map_err(refuse)?;
     }
-    println!("{}", rules.to_cpn(game.position()));
+    outln!("{}", rules.to_cpn(game.position()))?;
     Ok(())
 }

@@ -99,7 +99,7 @@ pub fn run(args: ArenaArgs) -> Result<()> {
     let path = results_path(&args.out);
     let file = ResultsFile::open(&path)?;
     let todo: Vec<_> = schedule.iter().filter(|g| !file.contains(&g.key(rules.name(), config.seed))).cloned().collect();
-    println!(
+    outln!(
         "arena: variant {}, {} games scheduled, {} already in {}, {} to play on {} threads (seed {}, {} opening plies)",
         rules.name(),
         schedule.len(),
@@ -109,7 +109,7 @@ pub fn run(args: ArenaArgs) -> Result<()> {
         config.threads,
         config.seed,
         config.opening_plies
-    );
+    )?;
     let started = Instant::now();
     let file = Mutex::new(file);
     let done = AtomicUsize::new(0);
@@ -118,7 +118,7 @@ pub fn run(args: ArenaArgs) -> Result<()> {
     let record = |row: &ResultRow| -> Result<(), camelot_arena::ArenaError> {
         file.lock().unwrap_or_else(|e| e.into_inner()).append(row)?;
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-        eprintln!(
+        errln!(
             "[{n}/{total}] {} - {}: {} ({} plies, opening {}, {:.0} s)",
             row.white,
             row.black,
@@ -131,9 +131,9 @@ pub fn run(args: ArenaArgs) -> Result<()> {
     };
     play_games(&rules, &todo, &config, &models, &record)?;
     let file = file.into_inner().unwrap_or_else(|e| e.into_inner());
-    eprintln!("{total} games in {:.1} s", started.elapsed().as_secs_f64());
+    errln!("{total} games in {:.1} s", started.elapsed().as_secs_f64());
     let rows: Vec<ResultRow> = file.rows().iter().filter(|r| r.variant == rules.name()).cloned().collect();
     let table = fit_ratings(&rows, &FitOptions::default())?;
-    print!("{}", table.to_text());
+    out!("{}", table.to_text())?;
     Ok(())
 }

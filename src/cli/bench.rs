@@ -144,11 +144,11 @@ fn playouts(args: PlayoutArgs) -> Result<()> {
         }
     }
     let reasons: Vec<String> = total.reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    println!("variant {}, {} games, {} thread(s), seed {}", rules.name(), total.games, args.threads, args.seed);
-    println!("results: white {} black {} draw {} ({})", total.white, total.black, total.draws, reasons.join(", "));
-    println!("plies: {} ({:.1} per game)", total.plies, total.plies as f64 / total.games as f64);
-    println!("{:.0} plies/s", total.plies as f64 / seconds);
-    println!("{:.0} games/s", total.games as f64 / seconds);
+    outln!("variant {}, {} games, {} thread(s), seed {}", rules.name(), total.games, args.threads, args.seed)?;
+    outln!("results: white {} black {} draw {} ({})", total.white, total.black, total.draws, reasons.join(", "))?;
+    outln!("plies: {} ({:.1} per game)", total.plies, total.plies as f64 / total.games as f64)?;
+    outln!("{:.0} plies/s", total.plies as f64 / seconds)?;
+    outln!("{:.0} games/s", total.games as f64 / seconds)?;
     Ok(())
 }
 
@@ -198,14 +198,14 @@ fn search(args: SearchArgs) -> Result<()> {
     for c in counts {
         total += c?;
     }
-    println!(
+    outln!(
         "variant {}, {} thread(s) x {} games, {} simulations per decision, uniform evaluator",
         rules.name(),
         args.threads,
         args.games,
         args.simulations
-    );
-    println!("simulations: {total} in {seconds:.2} s");
-    println!("{:.0} simulations/s", total as f64 / seconds);
+    )?;
+    outln!("simulations: {total} in {seconds:.2} s")?;
+    outln!("{:.0} simulations/s", total as f64 / seconds)?;
     Ok(())
 }

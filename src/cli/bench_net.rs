@@ -62,7 +62,7 @@ pub fn run(args: NetArgs) -> Result<()> {
     let grid = grid_of(&codec);
     let network = Network::new(&config, grid, &device, 1).context("building the network")?;
     let flops = forward_flops(&config, camelot_game::PLANES, grid) as f64;
-    println!(
+    outln!(
         "network {} on {} ({}x{} grid): {} weights, {:.1} MFLOP per position, device {}",
         config.label(),
         rules.name(),
@@ -71,7 +71,7 @@ pub fn run(args: NetArgs) -> Result<()> {
         network.num_params(),
         flops / 1e6,
         args.device.device
-    );
+    )?;
 
     let max_batch = args.batch.iter().copied().max().unwrap_or(1).max(args.train_batch);
     let mut rng = ChaCha8Rng::seed_from_u64(1);
@@ -88,7 +88,7 @@ pub fn run(args: NetArgs) -> Result<()> {
         let want = cpu.forward(&planes[..max_batch * per], max_batch)?;
         let policy = relative_error(&got.policy_logits, &want.policy_logits);
         let value = relative_error(&got.wdl, &want.wdl);
-        println!("check against cpu ({max_batch} positions): relative error policy {policy:.2e}, value {value:.2e}");
+        outln!("check against cpu ({max_batch} positions): relative error policy {policy:.2e}, value {value:.2e}")?;
         if policy.max(value) >= 1e-3 || !policy.is_finite() || !value.is_finite() {
             bail!("{} and cpu disagree beyond 1e-3", args.device.device);
         }
@@ -107,10 +107,10 @@ pub fn run(args: NetArgs) -> Result<()> {
         let seconds = started.elapsed().as_secs_f64();
         let positions = (batches * batch as u64) as f64 / seconds;
         let gflops = positions * flops / 1e9;
-        println!(
+        outln!(
             "batch {batch}: {positions:.0} positions/s, {:.2} ms per batch, {gflops:.1} GFLOP/s",
             1e3 * seconds / batches as f64
-        );
+        )?;
         if gflops > best.0 {
             best = (gflops, batch);
         }
@@ -146,13 +146,13 @@ pub fn run(args: NetArgs) -> Result<()> {
         let positions = (args.train_steps * args.train_batch) as f64 / seconds;
         // A training step costs about three forward passes (forward, and backward for inputs
         // and for weights).
-        println!(
+        outln!(
             "training (batch {}): {positions:.0} positions/s, {:.0} ms per step, {:.1} GFLOP/s",
             args.train_batch,
             1e3 * seconds / args.train_steps as f64,
             3.0 * positions * flops / 1e9
-        );
+        )?;
     }
-    println!("best: {:.1} GFLOP/s at batch {}", best.0, best.1);
+    outln!("best: {:.1} GFLOP/s at batch {}", best.0, best.1)?;
     Ok(())
 }

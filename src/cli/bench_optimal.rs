@@ -46,14 +46,14 @@ pub fn run(args: OptimalArgs) -> Result<()> {
     let clock = Instant::now();
     let tally = positions.tally(&rules, &spec, &models, args.seed, args.threads, &|| bar.inc(1))?;
     bar.finish_and_clear();
-    println!(
+    outln!(
         "player {spec}, {} positions from {}, {:.1} s",
         positions.records.len(),
         args.positions.display(),
         clock.elapsed().as_secs_f64()
-    );
+    )?;
     for line in tally.lines() {
-        println!("{line}");
+        outln!("{line}")?;
     }
     Ok(())
 }

@@ -52,7 +52,7 @@ pub fn run(args: BenchSelfplayArgs) -> Result<()> {
     let rules = Arc::new(camelot_rules::Ruleset::variant(&config.variant)?);
     let codec = CamelotState::new(rules.clone()).codec();
     let network = Network::new(&config.network, grid_of(&codec), &args.device.device()?, 1)?;
-    println!(
+    outln!(
         "{}: {} network, {} games per worker batch, {} simulations ({} fast, {:.0}% full), {} plies per game, {} network thread(s) per worker",
         args.config.display(),
         config.network.label(),
@@ -62,7 +62,7 @@ pub fn run(args: BenchSelfplayArgs) -> Result<()> {
         100.0 * config.selfplay.full_search_fraction,
         config.selfplay.max_plies,
         args.network_threads
-    );
+    )?;
     if let Some(index) = args.child {
         let out = with_network_threads(args.network_threads, || {
             play_selfplay_group(
@@ -75,7 +75,7 @@ pub fn run(args: BenchSelfplayArgs) -> Result<()> {
                 &[],
             )
         })?;
-        println!("decisions {}", out.games.iter().map(|g| g.actions.len() as u64).sum::<u64>());
+        outln!("decisions {}", out.games.iter().map(|g| g.actions.len() as u64).sum::<u64>())?;
         return Ok(());
     }
     if !args.processes.is_empty() {
@@ -120,12 +120,12 @@ pub fn run(args: BenchSelfplayArgs) -> Result<()> {
         let share = network_time.as_secs_f64() / total_time.as_secs_f64().max(1e-9);
         let speedup = base.map(|b: f64| rate / b).unwrap_or(1.0);
         base.get_or_insert(rate);
-        println!(
+        outln!(
             "threads {threads}: {rate:.1} decisions/s, {:.0} evaluations/s, network {:.1}% of the time, search {:.1}%, {speedup:.2}x one thread",
             evaluations as f64 / seconds,
             100.0 * share,
             100.0 * (1.0 - share)
-        );
+        )?;
     }
     Ok(())
 }
@@ -165,7 +165,7 @@ fn run_processes(args: &BenchSelfplayArgs) -> Result<()> {
         let rate = decisions as f64 / started.elapsed().as_secs_f64();
         let speedup = base.map(|b: f64| rate / b).unwrap_or(1.0);
         base.get_or_insert(rate);
-        println!("processes {processes}: {rate:.1} decisions/s, {speedup:.2}x one process");
+        outln!("processes {processes}: {rate:.1} decisions/s, {speedup:.2}x one process")?;
     }
     Ok(())
 }

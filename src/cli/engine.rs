@@ -4,6 +4,7 @@
 use super::RulesArgs;
 use anyhow::{Context, Result};
 use camelot_arena::PlayerSpec;
+use camelot_frontend::engine::session::MAX_OVERHEAD_MS;
 use camelot_frontend::engine::{run_engine, EngineSettings};
 use camelot_frontend::DEFAULT_PLAYER;
 use clap::Args;
@@ -25,7 +26,7 @@ pub struct EngineArgs {
     seed: u64,
     /// Milliseconds kept back from every timed search for input, output and the front end's
     /// latency (also the `MoveOverhead` option).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=MAX_OVERHEAD_MS))]
     move_overhead: u64,
 }
 
@@ -46,5 +47,6 @@ pub fn run(args: EngineArgs) -> Result<()> {
         seed: args.seed,
         move_overhead_ms: args.move_overhead,
     };
-    Ok(run_engine(settings, std::io::stdin().lock(), std::io::stdout().lock())?)
+    // Not `stdin().lock()`: the lock cannot move to the engine's input thread.
+    Ok(run_engine(settings, std::io::BufReader::new(std::io::stdin()), std::io::stdout().lock())?)
 }

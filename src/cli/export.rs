@@ -56,7 +56,7 @@ pub fn run(args: ExportArgs) -> Result<()> {
         Format::Safetensors => ExportFormat::Safetensors,
     };
     let exported = export_checkpoint(&args.model.model, format, &args.out)?;
-    println!(
+    outln!(
         "wrote {} ({} bytes, {} {} network for {}) and {}",
         exported.file.display(),
         exported.bytes,
@@ -64,11 +64,11 @@ pub fn run(args: ExportArgs) -> Result<()> {
         exported.card.architecture.label(),
         exported.card.variant,
         exported.card_path.display()
-    );
+    )?;
     if let Some(path) = &args.check_data {
         let data = check_data(&exported.network, &exported.card.variant, args.check_positions, args.seed)?;
         write_check_data(path, &data)?;
-        println!("wrote {} ({} positions)", path.display(), data.positions.len());
+        outln!("wrote {} ({} positions)", path.display(), data.positions.len())?;
     }
     Ok(())
 }

@@ -46,14 +46,14 @@ pub fn run(args: MatchArgs) -> Result<()> {
         max_plies: args.game.max_plies,
         games_per_thread: args.game.games_per_thread,
     };
-    println!(
+    outln!(
         "match {a} vs {b}: variant {}, {} games, seed {}, {} opening plies, {} threads",
         rules.name(),
         config.games,
         config.seed,
         config.opening_plies,
         config.threads
-    );
+    )?;
     let started = Instant::now();
     let done = AtomicU32::new(0);
     let total = config.games;
@@ -61,7 +61,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         let white = g.result.white_score();
         let score_a = if MatchReport::a_is_white(index) { white } else { 1.0 - white };
-        eprintln!("[{n}/{total}] game {} (A {}): A scores {score_a} ({} plies)", index + 1, colour(index), g.plies);
+        errln!("[{n}/{total}] game {} (A {}): A scores {score_a} ({} plies)", index + 1, colour(index), g.plies);
     };
     let report = play_match(Arc::clone(&rules), &a, &b, &config, &progress)?;
     let mut as_white = Tally::default();
@@ -69,20 +69,20 @@ pub fn run(args: MatchArgs) -> Result<()> {
     let mut reasons: BTreeMap<String, u32> = BTreeMap::new();
     let mut plies = 0u64;
     for (index, g) in report.games.iter().enumerate() {
-        println!("game {} (A {}): {} ({} plies)", index + 1, colour(index), g.reason, g.plies);
+        outln!("game {} (A {}): {} ({} plies)", index + 1, colour(index), g.reason, g.plies)?;
         if args.moves {
-            println!("  {}", g.moves);
+            outln!("  {}", g.moves)?;
         }
         if MatchReport::a_is_white(index) { &mut as_white } else { &mut as_black }.add(report.score_a(index));
         *reasons.entry(g.reason.clone()).or_default() += 1;
         plies += g.plies as u64;
     }
     for (reason, count) in &reasons {
-        println!("{count:>5}  {reason}");
+        outln!("{count:>5}  {reason}")?;
     }
     let tally = report.tally();
-    eprintln!("{} games in {:.1} s", tally.games(), started.elapsed().as_secs_f64());
-    println!(
+    errln!("{} games in {:.1} s", tally.games(), started.elapsed().as_secs_f64());
+    outln!(
         "A = {a}, B = {b}; A as white W/D/L {}/{}/{}, as black {}/{}/{}; {:.1} plies per game",
         as_white.wins,
         as_white.draws,
@@ -91,8 +91,8 @@ pub fn run(args: MatchArgs) -> Result<()> {
         as_black.draws,
         as_black.losses,
         plies as f64 / tally.games().max(1) as f64
-    );
-    println!("{}", tally.summary_line());
+    )?;
+    outln!("{}", tally.summary_line())?;
     Ok(())
 }
 

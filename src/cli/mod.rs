@@ -1,5 +1,9 @@
 //! Subcommands and the arguments they share.
 
+// First: its macros are for every module below.
+#[macro_use]
+mod output;
+
 mod apply;
 mod arena;
 mod bench;
@@ -25,6 +29,8 @@ use anyhow::{bail, Context, Result};
 use camelot_rules::{Position, Ruleset};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+
+pub use output::is_broken_pipe;
 
 /// camelot-zero: self-play training, evaluation and tools for Camelot and its family.
 #[derive(Parser, Debug)]

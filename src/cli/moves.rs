@@ -22,7 +22,7 @@ pub fn run(args: MovesArgs) -> Result<()> {
     let pos = args.position.position(&rules)?;
     let game = Game::from_position(rules.clone(), pos);
     if let Some(outcome) = game.outcome() {
-        eprintln!("game over: {outcome}");
+        errln!("game over: {outcome}");
         return Ok(());
     }
     let mut out = String::new();
@@ -31,6 +31,6 @@ pub fn run(args: MovesArgs) -> Result<()> {
         rules.play(&mut after, &mv);
         out.push_str(&format!("{path}\t{}\n", rules.to_cpn(&after)));
     }
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }

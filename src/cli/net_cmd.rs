@@ -44,14 +44,14 @@ pub fn init(args: InitNetArgs) -> Result<()> {
         CheckpointInfo { variant: rules.name().to_string(), parent: None, step: 0, generation: Some(0), play: None };
     let card = save_checkpoint(&args.out, &network, &info)?;
     let paths = CheckpointPaths::of(&args.out);
-    println!(
+    outln!(
         "wrote {} and {}: {} {} network, {} weights",
         paths.weights.display(),
         paths.card.display(),
         card.variant,
         config.label(),
         card.parameters
-    );
+    )?;
     Ok(())
 }
 
@@ -82,7 +82,7 @@ pub fn eval(args: EvalNetArgs) -> Result<()> {
     if root.terminal().is_some() {
         bail!("the game is over in this position: nothing to evaluate");
     }
-    println!(
+    outln!(
         "model: {} ({}, {}, {} weights, step {}{})",
         args.model.model.display(),
         card.variant,
@@ -90,8 +90,8 @@ pub fn eval(args: EvalNetArgs) -> Result<()> {
         card.parameters,
         card.step,
         card.generation.map(|g| format!(", generation {g}")).unwrap_or_default()
-    );
-    println!("position: {}", rules.to_cpn(&pos));
+    )?;
+    outln!("position: {}", rules.to_cpn(&pos))?;
 
     // Every decision state along every legal move, evaluated in one batch.
     let moves = root.legal_moves();
@@ -124,13 +124,13 @@ pub fn eval(args: EvalNetArgs) -> Result<()> {
 
     let value = out.value(0);
     let mover = pos.turn().name();
-    println!(
+    outln!(
         "value for {mover} (to move): win {:.1}%  draw {:.1}%  loss {:.1}%  (score {:+.3})",
         100.0 * value.win,
         100.0 * value.draw,
         100.0 * value.loss,
         value.value()
-    );
+    )?;
     let mut ranked: Vec<(f32, String)> = paths
         .iter()
         .enumerate()
@@ -146,9 +146,9 @@ pub fn eval(args: EvalNetArgs) -> Result<()> {
         })
         .collect();
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    println!("top moves ({} legal):", moves.len());
+    outln!("top moves ({} legal):", moves.len())?;
     for (rank, (p, text)) in ranked.iter().take(args.top).enumerate() {
-        println!("{:>3}. {:>5.1}%  {text}", rank + 1, 100.0 * p);
+        outln!("{:>3}. {:>5.1}%  {text}", rank + 1, 100.0 * p)?;
     }
     Ok(())
 }

@@ -28,7 +28,7 @@ pub fn run(args: PerftArgs) -> Result<()> {
     let total = if args.divide {
         let rows = rules.perft_divide(&pos, args.depth);
         for (mv, count) in &rows {
-            println!("{mv}\t{count}");
+            outln!("{mv}\t{count}")?;
         }
         if args.depth == 0 {
             1
@@ -39,12 +39,12 @@ pub fn run(args: PerftArgs) -> Result<()> {
         rules.perft(&pos, args.depth)
     };
     let seconds = started.elapsed().as_secs_f64();
-    eprintln!(
+    errln!(
         "perft {} ({}): {total} leaves in {seconds:.3} s, {:.0} moves/s",
         args.depth,
         rules.name(),
         total as f64 / seconds.max(1e-9)
     );
-    println!("{total}");
+    outln!("{total}")?;
     Ok(())
 }

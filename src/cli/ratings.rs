@@ -52,12 +52,12 @@ pub fn run(args: RatingsArgs) -> Result<()> {
         bail!("--prior-draws must be a finite number >= 0, got {}", args.prior_draws);
     }
     let table = fit_ratings(&rows, &FitOptions { prior_draws: args.prior_draws, anchor: args.anchor.clone() })?;
-    print!("{}", table.to_text());
+    out!("{}", table.to_text())?;
     let plot = args.plot.clone().unwrap_or_else(|| path.with_file_name("elo.png"));
     match plot_elo_by_generation(&table, &plot, 900, 560) {
-        Ok(()) => eprintln!("plot: {}", plot.display()),
+        Ok(()) => errln!("plot: {}", plot.display()),
         Err(TournamentError::NoGenerations) if args.plot.is_none() => {
-            eprintln!("no plot: no checkpoint player (mcts:model=.../NNNNNN) in these results")
+            errln!("no plot: no checkpoint player (mcts:model=.../NNNNNN) in these results")
         }
         Err(e) => return Err(e.into()),
     }

@@ -100,17 +100,17 @@ pub fn selfplay(args: SelfplayArgs) -> Result<()> {
     let (store, options) = start(&args.role, &format!("selfplay-{}", args.worker_id))?;
     tracing::info!("worker {} on {}", args.worker_id, store.location());
     let Some(run) = wait_for_run(store, &options)? else {
-        println!("worker {}: stopped before the run started", args.worker_id);
+        outln!("worker {}: stopped before the run started", args.worker_id)?;
         return Ok(());
     };
     let summary = worker::selfplay_worker(&run, args.worker_id, &options)?;
-    println!(
+    outln!(
         "worker {}: {} shards, {} games written{}",
         args.worker_id,
         summary.shards,
         summary.games,
         if summary.run_finished { "; the run is finished" } else { "; stopped" }
-    );
+    )?;
     Ok(())
 }
 
@@ -129,7 +129,7 @@ pub fn trainer(args: TrainerArgs) -> Result<()> {
         })?,
     };
     let summary = trainer::trainer(&run, &options)?;
-    println!("trainer: model {} is the newest; {} published by this process", summary.generation, summary.published);
+    outln!("trainer: model {} is the newest; {} published by this process", summary.generation, summary.published)?;
     Ok(())
 }
 
@@ -138,10 +138,10 @@ pub fn evaluator(args: EvaluatorArgs) -> Result<()> {
     let (store, options) = start(&args.role, "evaluator")?;
     tracing::info!("evaluator on {}", store.location());
     let Some(run) = wait_for_run(store, &options)? else {
-        println!("evaluator: stopped before the run started");
+        outln!("evaluator: stopped before the run started")?;
         return Ok(());
     };
     let summary = evaluator::evaluator(&run, &options)?;
-    println!("evaluator: evaluated models {:?}", summary.evaluated);
+    outln!("evaluator: evaluated models {:?}", summary.evaluated)?;
     Ok(())
 }

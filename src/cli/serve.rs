@@ -57,9 +57,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
         port: args.port,
     })?;
     // The first line is the address, for people and for tests that start on port 0.
-    println!("camelot serve: listening on http://{}/", server.address());
+    outln!("camelot serve: listening on http://{}/", server.address())?;
     if !args.bind.is_loopback() {
-        println!("camelot serve: {} is not a loopback address: anyone who can reach it can play", args.bind);
+        outln!("camelot serve: {} is not a loopback address: anyone who can reach it can play", args.bind)?;
     }
     std::io::stdout().flush().context("writing standard output")?;
     Ok(server.run()?)

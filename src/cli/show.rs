@@ -18,7 +18,7 @@ pub struct ShowArgs {
 pub fn run(args: ShowArgs) -> Result<()> {
     let rules = args.rules.ruleset()?;
     let pos = args.position.position(&rules)?;
-    print!("{}", draw(&rules, &pos));
+    out!("{}", draw(&rules, &pos))?;
     Ok(())
 }
 

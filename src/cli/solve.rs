@@ -63,7 +63,7 @@ impl Progress for Bar {
         if let Some(bar) = self.0.take() {
             bar.finish_and_clear();
         }
-        eprintln!("{message}");
+        errln!("{message}");
     }
 }
 
@@ -94,26 +94,26 @@ pub fn run(args: SolveArgs) -> Result<()> {
         let seconds = clock.elapsed().as_secs_f64();
         if let Some(out) = &args.out {
             write_table(&table, out, args.force)?;
-            println!("table: {}", out.display());
+            outln!("table: {}", out.display())?;
         }
-        println!("positions: {} (one per mirror pair, mover as White), links: {}", stats.positions, stats.links);
-        println!("won {} / drawn {} / lost {} for the side to move", stats.wins, stats.draws, stats.losses);
+        outln!("positions: {} (one per mirror pair, mover as White), links: {}", stats.positions, stats.links)?;
+        outln!("won {} / drawn {} / lost {} for the side to move", stats.wins, stats.draws, stats.losses)?;
         let np = rules.flags().no_progress_plies;
-        println!(
+        outln!(
             "longest distance to the end: {} plies ({} the {np}-ply no-progress limit, so it changes no value)",
             stats.max_distance,
             if stats.max_distance <= np { "within" } else { "BEYOND" }
-        );
-        println!(
+        )?;
+        outln!(
             "time: {seconds:.1} s (enumerate {:.1}, link {:.1}, retrograde {:.1}); arrays {:.2} GiB, peak memory {}",
             stats.seconds[0],
             stats.seconds[1],
             stats.seconds[2],
             stats.peak_bytes as f64 / (1u64 << 30) as f64,
             peak_memory().unwrap_or_else(|| "unknown".to_string())
-        );
+        )?;
         let value = table.value(&start).context("the start position is not in its own table")?;
-        println!("{} start: {}", rules.name(), describe(value, start.turn()));
+        outln!("{} start: {}", rules.name(), describe(value, start.turn()))?;
         return Ok(());
     };
     if args.out.is_some() {
@@ -121,31 +121,31 @@ pub fn run(args: SolveArgs) -> Result<()> {
     }
     let clock = Instant::now();
     let table = read_table(&rules, table_path)?;
-    eprintln!("read {} positions from {} in {:.1} s", table.len(), table_path.display(), clock.elapsed().as_secs_f64());
+    errln!("read {} positions from {} in {:.1} s", table.len(), table_path.display(), clock.elapsed().as_secs_f64());
     if let Some(n) = args.sample_positions {
         let Some(out) = &args.out_positions else { bail!("--sample-positions needs --out-positions FILE") };
         let records = sample_positions(&table, &rules, n, args.seed)?;
         write_positions(&records, out, args.force)?;
-        println!("{} positions written to {}", records.len(), out.display());
+        outln!("{} positions written to {}", records.len(), out.display())?;
     }
     if let Some(cpn) = &args.position {
         let pos = rules.parse_cpn(cpn).with_context(|| format!("reading --position `{cpn}`"))?;
         let p = probe(&table, &rules, &pos)?;
-        println!("{}: {} ({})", rules.to_cpn(&pos), p.value, describe(p.value, pos.turn()));
+        outln!("{}: {} ({})", rules.to_cpn(&pos), p.value, describe(p.value, pos.turn()))?;
         if let Some(d) = p.value.distance().filter(|d| pos.no_progress_plies() + d > rules.flags().no_progress_plies) {
-            println!(
+            outln!(
                 "note: the value assumes room for {d} plies before the no-progress limit; this position has used {}",
                 pos.no_progress_plies()
-            );
+            )?;
         }
         for m in &p.moves {
-            println!("  {:<16} {}", m.notation, m.value);
+            outln!("  {:<16} {}", m.notation, m.value)?;
         }
-        println!("value-keeping moves: {}", p.keeping().join(" "));
+        outln!("value-keeping moves: {}", p.keeping().join(" "))?;
     }
     if args.position.is_none() && args.sample_positions.is_none() {
         let value = table.value(&start).context("the start position is not in the table")?;
-        println!("{} start: {}", rules.name(), describe(value, start.turn()));
+        outln!("{} start: {}", rules.name(), describe(value, start.turn()))?;
     }
     Ok(())
 }

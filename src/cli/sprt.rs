@@ -53,7 +53,7 @@ pub fn run(args: SprtArgs) -> Result<()> {
     sprt.validate().map_err(anyhow::Error::msg)?;
     let config = args.games.config();
     let mut file = args.out.as_ref().map(|dir| ResultsFile::open(&results_path(dir))).transpose()?;
-    println!(
+    outln!(
         "sprt {a} vs {b}: H0 elo {} / H1 elo {}, alpha {}, beta {}; variant {}, seed {}",
         sprt.elo0,
         sprt.elo1,
@@ -61,26 +61,37 @@ pub fn run(args: SprtArgs) -> Result<()> {
         sprt.beta,
         rules.name(),
         config.seed
-    );
+    )?;
     let started = Instant::now();
     let models = ModelStore::new();
+    // A failed write of standard output stops the test; it is kept whole (not as the arena's
+    // error) so that `main` can tell a closed pipe from a real failure.
+    let mut write_failed = None;
     let mut on_pair = |test: &Sprt, rows: &[camelot_tournament::ResultRow]| {
         if let Some(file) = file.as_mut() {
             for row in rows {
                 file.append(row)?;
             }
         }
-        println!("{} ({:.0} s)", test.summary_line(), started.elapsed().as_secs_f64());
+        if let Err(err) = outln!("{} ({:.0} s)", test.summary_line(), started.elapsed().as_secs_f64()) {
+            let message = format!("{err:#}");
+            write_failed = Some(err);
+            return Err(camelot_arena::ArenaError::Config(message));
+        }
         Ok(())
     };
-    let report = run_sprt(&rules, &a, &b, &sprt, args.max_pairs, &config, &models, &mut on_pair)?;
-    println!(
+    let report = run_sprt(&rules, &a, &b, &sprt, args.max_pairs, &config, &models, &mut on_pair);
+    if let Some(err) = write_failed {
+        return Err(err);
+    }
+    let report = report?;
+    outln!(
         "{}",
         match report.status {
             SprtStatus::AcceptH1 => "H1 accepted",
             SprtStatus::AcceptH0 => "H0 accepted",
             SprtStatus::Continue => "undecided",
         }
-    );
+    )?;
     Ok(())
 }

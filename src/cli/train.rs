@@ -74,7 +74,7 @@ impl Observer for Bars {
                     bar.finish_and_clear();
                 }
                 if self.draw {
-                    eprintln!("{summary}");
+                    errln!("{summary}");
                 }
             }
         }
@@ -154,7 +154,7 @@ pub fn run(args: TrainArgs) -> Result<()> {
         args.run, summary.generation, config.generations, summary.train_step
     );
     tracing::info!("{line}");
-    println!("{line}");
+    outln!("{line}")?;
     Ok(())
 }
 
@@ -206,13 +206,13 @@ pub fn games(args: GamesArgs) -> Result<()> {
             -1 => "0-1",
             _ => "1/2-1/2",
         };
-        println!(
+        outln!(
             "[Variant \"{}\"] [Generation \"{generation}\"] [Game \"{i}\"] [Seed \"{}\"] [End \"{:?}\"] [Network \"{}\"]",
             config.variant,
             game.seed,
             game.end,
             &game.network[..game.network.len().min(16)]
-        );
+        )?;
         let mut text = String::new();
         for (k, m) in moves.iter().enumerate() {
             if k.is_multiple_of(2) {
@@ -221,7 +221,7 @@ pub fn games(args: GamesArgs) -> Result<()> {
             text.push_str(&m.text);
             text.push(' ');
         }
-        println!("{text}{result}\n");
+        outln!("{text}{result}\n")?;
     }
     Ok(())
 }
@@ -277,14 +277,14 @@ pub fn evaluate(args: EvaluateArgs) -> Result<()> {
         Some(out) => Some(camelot_tournament::ResultsFile::open(&out.join("results.csv"))?),
         None => None,
     };
-    println!(
+    outln!(
         "generation {generation} of {} at {} simulations{}, ply cap {}, {} games per opponent",
         args.run,
         config.evaluation.simulations,
         if config.selfplay.gumbel { " (Gumbel)" } else { "" },
         config.evaluation_max_plies(),
         args.games
-    );
+    )?;
     for opponent in &args.opponents {
         let started = std::time::Instant::now();
         let report = camelot_selfplay::evaluator::check_network(&run, generation, opponent, args.games, args.seed)?;
@@ -294,13 +294,13 @@ pub fn evaluate(args: EvaluateArgs) -> Result<()> {
             }
         }
         let plies: u32 = report.rows.iter().map(|r| r.plies).sum();
-        println!(
+        outln!(
             "vs {}: {} ({:.0} plies per game, {:.0} s)",
             report.opponent,
             report.tally.summary_line(),
             plies as f64 / report.rows.len().max(1) as f64,
             started.elapsed().as_secs_f64()
-        );
+        )?;
     }
     Ok(())
 }

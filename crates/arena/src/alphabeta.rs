@@ -20,7 +20,7 @@
 
 use crate::error::ArenaError;
 use crate::eval::Heuristic;
-use crate::player::{legal_or_over, Choice, Evaluation, Player};
+use crate::player::{legal_or_over, stop_requested, Choice, Evaluation, Player, StopFlag};
 use camelot_rules::{Color, Game, Move, Outcome, Position, Ruleset};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -83,6 +83,8 @@ pub struct AlphaBeta {
     buffers: Vec<Vec<Move>>,
     nodes: u64,
     deadline: Option<Instant>,
+    /// Set by another thread to end the search (the engine's `stop`).
+    stop: Option<StopFlag>,
     stopped: bool,
 }
 
@@ -103,6 +105,7 @@ impl AlphaBeta {
             buffers: vec![Vec::new(); MAX_PLY + 1],
             nodes: 0,
             deadline: None,
+            stop: None,
             stopped: false,
         }
     }
@@ -162,12 +165,10 @@ impl AlphaBeta {
     fn negamax(&mut self, pos: &Position, depth: i32, ply: usize, mut alpha: i32, beta: i32) -> i32 {
         self.nodes += 1;
         self.pv[ply].clear();
-        if self.nodes & 1023 == 0 {
-            if let Some(deadline) = self.deadline {
-                if Instant::now() >= deadline {
-                    self.stopped = true;
-                }
-            }
+        if self.nodes & 1023 == 0
+            && (self.deadline.is_some_and(|deadline| Instant::now() >= deadline) || stop_requested(&self.stop))
+        {
+            self.stopped = true;
         }
         if self.stopped {
             return 0;
@@ -366,5 +367,9 @@ impl Player for AlphaBeta {
                 }
             }
         })
+    }
+
+    fn set_stop_flag(&mut self, stop: StopFlag) {
+        self.stop = Some(stop);
     }
 }

@@ -13,7 +13,7 @@
 //! in its directory ([`resolve_model_path`]).
 
 use crate::error::ArenaError;
-use crate::player::{legal_or_over, Choice, Evaluation, Player};
+use crate::player::{legal_or_over, stop_requested, Choice, Evaluation, Player, StopFlag};
 use camelot_game::CamelotState;
 use camelot_net::{load_checkpoint, parse_device, ModelCard, NetEvaluator, Network, PlaySettings};
 use camelot_rules::{Game, Ruleset};
@@ -226,10 +226,17 @@ pub struct Mcts {
     chunk: Searcher,
     evaluator: NetEvaluator,
     rng: ChaCha8Rng,
+    /// Set by another thread to end the search (the engine's `stop`).
+    stop: Option<StopFlag>,
 }
 
 /// Simulations per search call under a time limit.
 const CHUNK: u32 = 32;
+
+/// Under a stop flag, searches of up to this many simulations still run whole (as in every
+/// arena, so that the engine plays the same moves); longer ones run in chunks, so that `stop`
+/// can end them.
+const WHOLE_UNDER_STOP: u32 = 1 << 16;
 
 impl Mcts {
     /// An `mcts` player over `network`; `name` is its spec string.
@@ -245,7 +252,7 @@ impl Mcts {
         let searcher = Searcher::new(search.clone()).map_err(bad)?;
         let chunk = Searcher::new(SearchConfig { simulations: CHUNK, ..search }).map_err(bad)?;
         let evaluator = config.evaluator(network, trained);
-        Ok(Mcts { name, config, searcher, chunk, evaluator, rng })
+        Ok(Mcts { name, config, searcher, chunk, evaluator, rng, stop: None })
     }
 
     /// One decision's search: all simulations at once, or chunks until the deadline.
@@ -254,14 +261,16 @@ impl Mcts {
             player: name.to_string(),
             reason: e.to_string(),
         };
-        let Some(deadline) = deadline else {
+        let stoppable = self.stop.is_some() && self.config.sims > WHOLE_UNDER_STOP;
+        if deadline.is_none() && !stoppable {
             return self.searcher.search_one(tree, &mut self.evaluator).map_err(|e| fail(e, &self.name));
-        };
+        }
         let mut done = 0u32;
         loop {
             let result = self.chunk.search_one(tree, &mut self.evaluator).map_err(|e| fail(e, &self.name))?;
             done = done.saturating_add(CHUNK);
-            if done >= self.config.sims || Instant::now() >= deadline || result.proven.is_some() {
+            let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
+            if done >= self.config.sims || out_of_time || result.proven.is_some() || stop_requested(&self.stop) {
                 return Ok(result);
             }
         }
@@ -316,6 +325,10 @@ impl Player for Mcts {
             principal_line: vec![mv],
             info,
         })
+    }
+
+    fn set_stop_flag(&mut self, stop: StopFlag) {
+        self.stop = Some(stop);
     }
 }
 

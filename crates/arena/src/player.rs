@@ -3,6 +3,17 @@
 use crate::error::ArenaError;
 use camelot_rules::{Game, Move, Position, Ruleset};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A flag another thread sets to end a search early (the engine's `stop`): a player that
+/// searches looks at it where it looks at its clock and plays the best move found so far.
+pub type StopFlag = Arc<AtomicBool>;
+
+/// Whether `stop` is given and set.
+pub(crate) fn stop_requested(stop: &Option<StopFlag>) -> bool {
+    stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+}
 
 /// A player: anything that picks a legal move in a game in progress.
 ///
@@ -17,6 +28,10 @@ pub trait Player: Send {
     /// Picks a move for the side to move. Fails with [`ArenaError::GameOver`] if the game has
     /// ended.
     fn choose(&mut self, game: &Game) -> Result<Choice, ArenaError>;
+
+    /// Makes every later search end soon after `stop` is set. Players that do not search
+    /// (random, greedy) have nothing to end and ignore it.
+    fn set_stop_flag(&mut self, _stop: StopFlag) {}
 }
 
 /// A player's decision: the move, and, where the player has them, its evaluation of the

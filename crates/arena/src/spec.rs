@@ -39,6 +39,14 @@ pub enum PlayerSpec {
     Mcts(MctsConfig),
 }
 
+/// The deepest search a spec (and an engine's `go depth`) may ask for, in plies.
+pub const MAX_DEPTH: u32 = 64;
+/// The longest time per move a spec (and an engine's `go`) may give, in milliseconds: a day.
+pub const MAX_MS: u64 = 86_400_000;
+/// The most simulations a spec (and an engine's `go nodes`) may ask for; `u32::MAX` stands for
+/// "no simulation limit" under a time limit.
+pub const MAX_SIMS: u32 = u32::MAX - 1;
+
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
 const MCTS_KEYS: &str = "model, sims, gumbel, temperature, ms, cache, batch, m, material, draw, device";
@@ -142,8 +150,8 @@ impl PlayerSpec {
             }
             "alphabeta" => {
                 s.only(&["depth", "ms", "tt"], ALPHABETA_KEYS)?;
-                let depth = s.number::<u32>("depth", 1, 64, "a whole number of plies from 1 to 64")?;
-                let ms = s.number::<u64>("ms", 1, 86_400_000, "a whole number of milliseconds, at least 1")?;
+                let depth = s.number::<u32>("depth", 1, MAX_DEPTH, "a whole number of plies from 1 to 64")?;
+                let ms = s.number::<u64>("ms", 1, MAX_MS, "a whole number of milliseconds, at least 1")?;
                 let tt_bits = s.number::<u32>("tt", 4, 26, "log2 of the hash table entries, 4 to 26")?;
                 let default = AlphaBetaConfig::default();
                 PlayerSpec::AlphaBeta(AlphaBetaConfig {
@@ -155,8 +163,8 @@ impl PlayerSpec {
             "uct" => {
                 s.only(&["sims", "ms", "cap", "c"], UCT_KEYS)?;
                 let default = UctConfig::default();
-                let sims = s.number::<u32>("sims", 1, u32::MAX - 1, "a whole number of simulations, at least 1")?;
-                let ms = s.number::<u64>("ms", 1, 86_400_000, "a whole number of milliseconds, at least 1")?;
+                let sims = s.number::<u32>("sims", 1, MAX_SIMS, "a whole number of simulations, at least 1")?;
+                let ms = s.number::<u64>("ms", 1, MAX_MS, "a whole number of milliseconds, at least 1")?;
                 let cap = s.number::<u32>("cap", 1, 100_000, "a whole number of rollout plies, at least 1")?;
                 let c = s.number::<f64>("c", 0.0, 100.0, "an exploration constant from 0 to 100")?;
                 PlayerSpec::Uct(UctConfig {
@@ -189,8 +197,8 @@ impl PlayerSpec {
                     hint: "e.g. mcts:model=runs/quick/latest,sims=200",
                 })?;
                 let d = MctsConfig::default();
-                let sims = s.number::<u32>("sims", 1, u32::MAX - 1, "a whole number of simulations, at least 1")?;
-                let ms = s.number::<u64>("ms", 1, 86_400_000, "a whole number of milliseconds, at least 1")?;
+                let sims = s.number::<u32>("sims", 1, MAX_SIMS, "a whole number of simulations, at least 1")?;
+                let ms = s.number::<u64>("ms", 1, MAX_MS, "a whole number of milliseconds, at least 1")?;
                 let temperature = s.number::<f32>("temperature", 0.0, 100.0, "a temperature from 0 to 100")?;
                 let cache = s.number::<usize>("cache", 0, 1 << 30, "a number of cached positions (0: none)")?;
                 let batch = s.number::<u32>("batch", 1, 4096, "leaves per tree and search round, 1 to 4096")?;

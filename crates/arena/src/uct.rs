@@ -14,7 +14,7 @@
 
 use crate::error::ArenaError;
 use crate::eval::{material, EvalWeights};
-use crate::player::{legal_or_over, Choice, Evaluation, Player};
+use crate::player::{legal_or_over, stop_requested, Choice, Evaluation, Player, StopFlag};
 use camelot_rules::{Color, Game, Move, Outcome, Position, Ruleset};
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -62,7 +62,14 @@ pub struct Uct {
     nodes: Vec<Node>,
     history: Vec<u64>,
     scratch: Vec<Move>,
+    /// Set by another thread to end the search (the engine's `stop`).
+    stop: Option<StopFlag>,
 }
+
+/// Tree nodes at most: each holds a position and its untried moves (about 5 KB in a Camelot
+/// opening, measured), so a search asked for billions of simulations stops here, under 700 MB,
+/// instead of filling the memory.
+const MAX_NODES: usize = 1 << 17;
 
 fn white_score(outcome: Outcome) -> f64 {
     match outcome.winner {
@@ -89,6 +96,7 @@ impl Uct {
             nodes: Vec::new(),
             history: Vec::new(),
             scratch: Vec::new(),
+            stop: None,
         }
     }
 
@@ -182,7 +190,8 @@ impl Player for Uct {
         let mut sims = 0;
         let mut path = Vec::new();
         while sims < self.config.sims.max(1) {
-            if deadline.is_some_and(|d| sims > 0 && Instant::now() >= d) {
+            let out_of_time = deadline.is_some_and(|d| Instant::now() >= d);
+            if sims > 0 && (out_of_time || self.nodes.len() >= MAX_NODES || stop_requested(&self.stop)) {
                 break;
             }
             sims += 1;
@@ -246,5 +255,9 @@ impl Player for Uct {
         let info =
             format!("{sims} simulations, {} visits to the move, {} ms", child.visits, started.elapsed().as_millis());
         Ok(Choice { mv, evaluation: Some(Evaluation::ExpectedScore(expected)), principal_line: line, info })
+    }
+
+    fn set_stop_flag(&mut self, stop: StopFlag) {
+        self.stop = Some(stop);
     }
 }

@@ -7,12 +7,12 @@ pub enum FrontendError {
     #[error("{0}")]
     Setup(String),
     /// Reading or writing a stream, or listening on an address, failed.
-    #[error("{what}: {source}")]
+    #[error("{what}: {error}")]
     Io {
         /// What was being done (`reading standard input`, `listening on 127.0.0.1:8080`).
         what: String,
         /// The error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -20,6 +20,6 @@ impl FrontendError {
     /// An I/O error while doing `what`, for `map_err`.
     pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> FrontendError {
         let what = what.into();
-        move |source| FrontendError::Io { what, source }
+        move |error| FrontendError::Io { what, error }
     }
 }

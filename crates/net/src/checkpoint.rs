@@ -154,6 +154,9 @@ pub fn checkpoint_bytes(network: &Network, info: &CheckpointInfo, name: &Path) -
     let mut store = SafetensorsStore::from_bytes(None).clear_metadata();
     network.model().save_into(&mut store).map_err(|e| NetError::checkpoint(name, format!("serialising: {e}")))?;
     let weights = store.get_bytes().map_err(|e| NetError::checkpoint(name, format!("serialising: {e}")))?;
+    if let Some(tensor) = non_finite_tensor(&weights).map_err(|why| NetError::checkpoint(name, why))? {
+        return Err(NetError::checkpoint(name, format!("not saved: tensor {tensor} holds a NaN or an infinity")));
+    }
     let card = ModelCard {
         format: CARD_FORMAT.into(),
         format_version: CARD_VERSION,
@@ -245,13 +248,7 @@ pub fn network_from_bytes(
     name: &Path,
     device: &Device,
 ) -> Result<Network, NetError> {
-    let hash = sha256_hex(&weights);
-    if hash != card.weights_sha256 {
-        return Err(NetError::checkpoint(
-            name,
-            format!("SHA-256 {hash} differs from the card's {} (truncated or replaced?)", card.weights_sha256),
-        ));
-    }
+    check_weights(card, &weights, name)?;
     let mut model = number_params(Model::new(&card.architecture, PLANES, device));
     let mut store = SafetensorsStore::from_bytes(Some(weights));
     let applied =
@@ -264,6 +261,58 @@ pub fn network_from_bytes(
         return Err(NetError::checkpoint(name, problems.join("; ")));
     }
     Ok(Network::from_model(model, card.architecture.clone(), card.grid, device.clone()))
+}
+
+/// Checks a checkpoint's safetensors bytes against `card`: the card's hash, and every weight a
+/// finite number (a diverged network plays nothing but NaNs). `name` is named in errors.
+pub fn check_weights(card: &ModelCard, weights: &[u8], name: &Path) -> Result<(), NetError> {
+    let hash = sha256_hex(weights);
+    if hash != card.weights_sha256 {
+        return Err(NetError::checkpoint(
+            name,
+            format!("SHA-256 {hash} differs from the card's {} (truncated or replaced?)", card.weights_sha256),
+        ));
+    }
+    match non_finite_tensor(weights).map_err(|why| NetError::checkpoint(name, why))? {
+        Some(tensor) => Err(NetError::checkpoint(name, format!("tensor {tensor} holds a NaN or an infinity"))),
+        None => Ok(()),
+    }
+}
+
+/// The first tensor of safetensors `bytes` (sorted by name) with a value that is not finite.
+/// Only float tensors can hold one; a header that does not parse is an error.
+fn non_finite_tensor(bytes: &[u8]) -> Result<Option<String>, String> {
+    let bad = |why: &str| format!("does not parse: {why}");
+    let len_bytes: [u8; 8] = bytes.get(..8).and_then(|b| b.try_into().ok()).ok_or_else(|| bad("no header"))?;
+    let header_end = usize::try_from(u64::from_le_bytes(len_bytes))
+        .ok()
+        .and_then(|len| len.checked_add(8))
+        .filter(|&end| end <= bytes.len())
+        .ok_or_else(|| bad("the header overruns the file"))?;
+    let header: std::collections::BTreeMap<String, serde_json::Value> =
+        serde_json::from_slice(&bytes[8..header_end]).map_err(|e| bad(&e.to_string()))?;
+    let data = &bytes[header_end..];
+    for (tensor, info) in &header {
+        let Some(dtype) = info.get("dtype").and_then(|d| d.as_str()) else { continue };
+        let range = info.get("data_offsets").and_then(|o| Some((o.get(0)?.as_u64()?, o.get(1)?.as_u64()?)));
+        let values = range
+            .and_then(|(start, end)| data.get(usize::try_from(start).ok()?..usize::try_from(end).ok()?))
+            .ok_or_else(|| bad(&format!("tensor {tensor} lies outside the file")))?;
+        let finite = match dtype {
+            "F32" => values.chunks_exact(4).all(|v| f32::from_le_bytes([v[0], v[1], v[2], v[3]]).is_finite()),
+            "F64" => values
+                .chunks_exact(8)
+                .all(|v| f64::from_le_bytes([v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]]).is_finite()),
+            // Half floats: all exponent bits set is an infinity or a NaN.
+            "F16" => values.chunks_exact(2).all(|v| u16::from_le_bytes([v[0], v[1]]) & 0x7c00 != 0x7c00),
+            "BF16" => values.chunks_exact(2).all(|v| u16::from_le_bytes([v[0], v[1]]) & 0x7f80 != 0x7f80),
+            _ => true,
+        };
+        if !finite {
+            return Ok(Some(tensor.clone()));
+        }
+    }
+    Ok(None)
 }
 
 const OPTIMIZER_MAGIC: &[u8; 8] = b"CZOPTIM1";

@@ -74,20 +74,17 @@ impl NetConfig {
 
     /// Refuses sizes the model cannot be built with, naming the field.
     pub fn validate(&self) -> Result<(), NetError> {
-        let positive = [
-            ("blocks", self.blocks),
-            ("channels", self.channels),
-            ("policy_channels", self.policy_channels),
-            ("value_channels", self.value_channels),
-            ("value_hidden", self.value_hidden),
+        let sizes = [
+            ("blocks", self.blocks, 256),
+            ("channels", self.channels, 4096),
+            ("policy_channels", self.policy_channels, 4096),
+            ("value_channels", self.value_channels, 4096),
+            ("value_hidden", self.value_hidden, 4096),
         ];
-        for (name, value) in positive {
-            if value == 0 || value > 4096 {
-                return Err(NetError::Config(format!("{name} must be between 1 and 4096, not {value}")));
+        for (name, value, max) in sizes {
+            if value == 0 || value > max {
+                return Err(NetError::Config(format!("{name} must be between 1 and {max}, not {value}")));
             }
-        }
-        if self.blocks > 256 {
-            return Err(NetError::Config(format!("blocks must be at most 256, not {}", self.blocks)));
         }
         Ok(())
     }

@@ -17,12 +17,12 @@ pub enum NetError {
         reason: String,
     },
     /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file at fault.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A checkpoint that is missing, truncated, corrupt or made for something else.
     #[error("checkpoint {}: {reason}", path.display())]
@@ -32,14 +32,18 @@ pub enum NetError {
         /// What is wrong with it.
         reason: String,
     },
+    /// Training produced a loss that is not a finite number (NaN or infinite): the weights
+    /// are lost and nothing after this step may be saved.
+    #[error("training diverged: {0}")]
+    Diverged(String),
     /// A batch whose sizes disagree with the network.
     #[error("batch: {0}")]
     Batch(String),
 }
 
 impl NetError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> NetError {
-        NetError::Io { path: path.into(), source }
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> NetError {
+        NetError::Io { path: path.into(), error }
     }
 
     pub(crate) fn checkpoint(path: impl Into<PathBuf>, reason: impl Into<String>) -> NetError {

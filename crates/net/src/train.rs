@@ -371,8 +371,17 @@ impl Trainer {
         let scalar = |t: Tensor<1>| -> Result<f32, NetError> { Ok(to_vec(t)?.first().copied().unwrap_or(0.0)) };
         let predicted = to_vec(out.wdl_logits)?;
         let correct = predicted.chunks(3).zip(b.wdl.chunks(3)).filter(|(p, t)| argmax3(p) == argmax3(t)).count();
+        let total = scalar(total)?;
+        // A loss that is not finite means weights that are not either (or soon will be): stop
+        // here, before anything trained from them is saved or played.
+        if !total.is_finite() {
+            return Err(NetError::Diverged(format!(
+                "the loss at training step {} is {total} (learning rate {learning_rate:e}): lower the learning rate",
+                self.step
+            )));
+        }
         Ok(TrainStats {
-            total: scalar(total)?,
+            total,
             policy: scalar(policy_loss)?,
             value: scalar(value_loss)?,
             material: aux_losses.0.map(scalar).transpose()?.unwrap_or(0.0),

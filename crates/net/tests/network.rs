@@ -393,3 +393,37 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
+
+#[test]
+fn a_diverging_run_stops_at_the_first_non_finite_loss_and_nothing_non_finite_is_saved_or_loaded() {
+    let dir = tempdir("diverge");
+    let fixture = Fixture::new("camelot", 17, 6);
+    let (codec, mut rng) = (fixture.codec, fixture.rng.clone());
+    let config = TrainConfig { learning_rate: 1e30, ..fitting_config(false) };
+    let mut trainer = Trainer::new(&small_net(&codec, 5), codec, config).expect("trainer");
+    let err = (0..20)
+        .find_map(|_| trainer.train_step(&fixture.batch(), &mut rng).err())
+        .expect("a learning rate of 1e30 diverges within 20 steps")
+        .to_string();
+    assert!(err.starts_with("training diverged: the loss at training step "), "{err}");
+    assert!(err.contains("lower the learning rate"), "{err}");
+
+    // The weights it left are not saved.
+    let err = save_checkpoint(&dir.join("diverged"), &trainer.network(), &info()).expect_err("refused").to_string();
+    assert!(err.contains("NaN or an infinity") && err.contains("diverged.safetensors"), "{err}");
+    assert!(!dir.join("diverged.safetensors").exists() && !dir.join("diverged.json").exists());
+
+    // Nor loaded, even behind a card that vouches for them.
+    let path = dir.join("patched");
+    let card = save_checkpoint(&path, &small_net(&codec, 5), &info()).expect("save");
+    let paths = CheckpointPaths::of(&path);
+    let mut weights = std::fs::read(&paths.weights).expect("weights");
+    let header = u64::from_le_bytes(weights[..8].try_into().expect("8 bytes")) as usize;
+    weights[8 + header..8 + header + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&paths.weights, &weights).expect("write");
+    let card_text = std::fs::read_to_string(&paths.card).expect("card");
+    let patched = card_text.replace(&card.weights_sha256, &camelot_net::checkpoint::sha256_hex(&weights));
+    std::fs::write(&paths.card, patched).expect("write");
+    let err = load_checkpoint(&path, &cpu()).expect_err("refused").to_string();
+    assert!(err.contains("holds a NaN or an infinity") && err.contains("patched.safetensors"), "{err}");
+}

@@ -93,6 +93,13 @@ impl Ruleset {
                     if run == 0 {
                         return Err(Error::cpn(&field, "an empty-square count must be at least 1"));
                     }
+                    // One spelling per position: the writer never pads a count.
+                    if rank_text[start..end].starts_with('0') {
+                        return Err(Error::cpn(
+                            &field,
+                            format!("empty-square count `{}` has a leading zero", &rank_text[start..end]),
+                        ));
+                    }
                     at = at.saturating_add(run);
                 } else {
                     let piece = Piece::from_letter(c).ok_or_else(|| {

@@ -445,10 +445,12 @@ impl Ruleset {
         if mv.is_capture() || (self.board().opp_castle(us).contains(mv.to) && castle_progress) {
             pos.no_progress = 0;
         } else {
-            pos.no_progress = pos.no_progress.saturating_add(1);
+            // Counters stop at the largest the CPN reader takes, so that every position
+            // written can be read back.
+            pos.no_progress = pos.no_progress.saturating_add(1).min(crate::cpn::MAX_COUNTER);
         }
         if us == Color::Black {
-            pos.fullmove = pos.fullmove.saturating_add(1);
+            pos.fullmove = pos.fullmove.saturating_add(1).min(crate::cpn::MAX_COUNTER);
         }
         pos.turn = them;
         pos.hash ^= z.black_to_move;

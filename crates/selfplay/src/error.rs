@@ -30,12 +30,12 @@ pub enum SelfplayError {
         reason: String,
     },
     /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file at fault.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// An object of a run store (local or remote) could not be read, written or listed.
     #[error("{object}: {message}")]
@@ -66,7 +66,7 @@ pub enum SelfplayError {
 }
 
 impl SelfplayError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> SelfplayError {
-        SelfplayError::Io { path: path.into(), source }
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> SelfplayError {
+        SelfplayError::Io { path: path.into(), error }
     }
 }

@@ -82,6 +82,7 @@ pub fn run(
 ) -> Result<RunSummary, SelfplayError> {
     let run = Run::create_or_resume(store, config, options.allow_config_change, options.device.clone())?;
     run.ensure_initial_model()?;
+    run.verify_models()?;
     let mut trainer = RunTrainer::new(&run);
     let mut done_here = 0;
     let mut state = read_state(&run.store)?;

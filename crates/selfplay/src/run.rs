@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use camelot_game::{ActionCodec, CamelotState};
-use camelot_net::checkpoint::{checkpoint_bytes, network_from_bytes, parse_card};
+use camelot_net::checkpoint::{check_weights, checkpoint_bytes, network_from_bytes, parse_card};
 use camelot_net::{grid_of, CheckpointInfo, Device, ModelCard, Network};
 use camelot_rules::Ruleset;
 use camelot_search::derive_seed;
@@ -181,6 +181,27 @@ impl Run {
         let weights = self.store.get(&weights_key)?.ok_or_else(|| self.error(&weights_key, "not found"))?;
         let network = network_from_bytes(&card, weights, Path::new(&self.store.describe(&weights_key)), &self.device)?;
         Ok((network, card))
+    }
+
+    /// Checks every published model's weights against its card (hash, finite values) and each
+    /// card against the hash `state.json` recorded for it, so that a resumed run (a finished
+    /// one included) never trusts or reports as done a checkpoint damaged since it was written.
+    pub fn verify_models(&self) -> Result<(), SelfplayError> {
+        let Some(newest) = self.newest_model()? else { return Ok(()) };
+        let state = read_state(&self.store)?;
+        for g in 0..=newest {
+            let card = self.load_card(g)?;
+            let weights_key = layout::model_key(g, "safetensors");
+            let weights = self.store.get(&weights_key)?.ok_or_else(|| self.error(&weights_key, "not found"))?;
+            check_weights(&card, &weights, Path::new(&self.store.describe(&weights_key)))?;
+            if state.models.get(g as usize).is_some_and(|recorded| *recorded != card.weights_sha256) {
+                return Err(self.error(
+                    &layout::model_key(g, "json"),
+                    format!("the weights' SHA-256 differs from the one {} recorded (replaced?)", layout::STATE),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Puts model `g`: the weights, then the card that publishes it.

@@ -14,12 +14,12 @@ pub enum SolverError {
         reason: String,
     },
     /// A file could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A table file that is not what its header says.
     #[error("{}: {reason}", path.display())]

@@ -50,7 +50,7 @@ impl PositionRecord {
 
 /// Reads a positions file; errors name the line.
 pub fn read_positions(path: &Path) -> Result<Vec<PositionRecord>, SolverError> {
-    let file = std::fs::File::open(path).map_err(|source| SolverError::Io { path: path.to_path_buf(), source })?;
+    let file = std::fs::File::open(path).map_err(|error| SolverError::Io { path: path.to_path_buf(), error })?;
     let mut out = Vec::new();
     for (n, line) in BufReader::new(file).lines().enumerate() {
         let bad = |reason: String| SolverError::BadLine { path: path.to_path_buf(), line: n + 1, reason };

@@ -115,7 +115,7 @@ impl Fnv {
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> SolverError + '_ {
-    move |source| SolverError::Io { path: path.to_path_buf(), source }
+    move |error| SolverError::Io { path: path.to_path_buf(), error }
 }
 
 fn words_bytes(words: &[u64]) -> Vec<u8> {

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum TournamentError {
     /// An I/O error on a file.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A line of a results file that is not a valid row.
     #[error("{}:{line}: {reason}", path.display())]
@@ -58,6 +58,6 @@ pub enum TournamentError {
 impl TournamentError {
     /// An I/O error on `path`, for `map_err`.
     pub(crate) fn io(path: &std::path::Path) -> impl Fn(std::io::Error) -> TournamentError + '_ {
-        move |source| TournamentError::Io { path: path.to_path_buf(), source }
+        move |error| TournamentError::Io { path: path.to_path_buf(), error }
     }
 }

@@ -32,7 +32,7 @@ pub enum EngineCommand {
     },
     /// `go [nodes N] [depth D] [movetime MS] [wtime W] [btime B] [winc I] [binc I] [movestogo K]`.
     Go(GoParams),
-    /// `stop`: searches finish before the next line is read, so there is never one to stop.
+    /// `stop`: ends the running search (the protocol loop reads it while a `go` runs).
     Stop,
     /// `setoption name NAME [value VALUE]`.
     SetOption {

@@ -2,7 +2,7 @@
 //! guarded call of its search. Shared by `camelot engine` (one seat per session) and
 //! `camelot serve` (one seat per game in the browser).
 
-use camelot_arena::{derive_seed, Choice, ModelStore, Player, PlayerSpec};
+use camelot_arena::{derive_seed, Choice, ModelStore, Player, PlayerSpec, StopFlag};
 use camelot_rules::{Game, Ruleset};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -17,12 +17,19 @@ pub struct EngineSeat {
     player: Option<(PlayerSpec, Box<dyn Player>)>,
     /// Players built since the last [`EngineSeat::clear`], one stream of the players' seeds.
     builds: u64,
+    /// Given to every player built here, so that another thread can end its searches.
+    stop: Option<StopFlag>,
 }
 
 impl EngineSeat {
     /// An empty seat: the first [`EngineSeat::prepare`] builds the player.
     pub fn new() -> EngineSeat {
         EngineSeat::default()
+    }
+
+    /// Makes every search of the players of this seat end soon after `stop` is set.
+    pub fn set_stop_flag(&mut self, stop: StopFlag) {
+        self.stop = Some(stop);
     }
 
     /// Drops the player; the next one is built afresh with the build count back at 0.
@@ -66,7 +73,10 @@ impl EngineSeat {
         if !kept {
             let rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, game, self.builds));
             self.builds += 1;
-            let player = spec.build_with(rules, rng, models).map_err(|e| format!("player `{spec}`: {e}"))?;
+            let mut player = spec.build_with(rules, rng, models).map_err(|e| format!("player `{spec}`: {e}"))?;
+            if let Some(stop) = &self.stop {
+                player.set_stop_flag(stop.clone());
+            }
             self.player = Some((spec.clone(), player));
         }
         match &mut self.player {

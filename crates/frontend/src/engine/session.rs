@@ -1,13 +1,14 @@
 //! One engine session: the game the front end has set up, the player spec and its options,
-//! and the answers to each command. Every command is answered in full before the next line is
-//! read, so the session needs no threads; a bad line gets an `info string error: ...` line and
-//! leaves the session as it was.
+//! and the answers to each command. [`Session::handle_line`] answers a command in full; the
+//! protocol loop ([`super::run_engine`]) runs a `go` on a thread of its own and answers
+//! `isready`, `stop` and `quit` meanwhile. A bad line gets an `info string error: ...` line
+//! and leaves the session as it was.
 
 use super::command::{parse_command, shown, EngineCommand, GoParams, Query, StartPosition};
 use super::info::info_line;
 use super::limits::{limited_spec, SearchLimits};
 use super::seat::EngineSeat;
-use camelot_arena::{principal_line_text, ModelStore, PlayerSpec};
+use camelot_arena::{principal_line_text, ModelStore, PlayerSpec, StopFlag, MAX_DEPTH, MAX_MS, MAX_SIMS};
 use camelot_rules::{Color, Game, Ruleset, VARIANT_NAMES};
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -26,8 +27,8 @@ pub const NO_MOVE: &str = "bestmove (none)";
 /// The largest `Seed` the option list offers; front ends keep spin values in 32-bit integers.
 const MAX_SEED: u64 = i32::MAX as u64;
 
-/// The largest `MoveOverhead` in milliseconds.
-const MAX_OVERHEAD_MS: u64 = 10_000;
+/// The largest `MoveOverhead` in milliseconds (and `--move-overhead`).
+pub const MAX_OVERHEAD_MS: u64 = 10_000;
 
 /// How the engine starts: the values the command line gives the options.
 #[derive(Clone, Debug)]
@@ -65,6 +66,8 @@ pub struct Session {
     seat: EngineSeat,
     /// `uginewgame` count, one stream of the players' seeds (the seat counts the other).
     games: u64,
+    /// Set to end the running search early (`stop`); every player of the seat watches it.
+    stop: StopFlag,
 }
 
 impl Session {
@@ -75,17 +78,27 @@ impl Session {
             Ruleset::with_overrides(&settings.variant, &settings.overrides)
                 .map_err(|e| format!("variant `{}`: {e}", settings.variant))?,
         );
+        let stop = StopFlag::default();
+        let mut seat = EngineSeat::new();
+        seat.set_stop_flag(stop.clone());
         let mut session = Session {
             game: Game::new(Arc::clone(&rules)),
             rules,
             settings,
             models: ModelStore::new(),
-            seat: EngineSeat::new(),
+            seat,
             games: 0,
+            stop,
         };
         let spec = session.settings.spec.clone();
         session.prepare(&spec)?;
         Ok(session)
+    }
+
+    /// The flag that ends the running search: set it from another thread while
+    /// [`Session::handle_line`] runs a `go`, clear it before the next.
+    pub fn stop_flag(&self) -> StopFlag {
+        self.stop.clone()
     }
 
     /// The game as the front end has set it up.
@@ -169,14 +182,36 @@ impl Session {
         self.seat.prepare(spec, &self.rules, &self.models, self.settings.seed, self.games).map(|_| ())
     }
 
+    /// Whether `line` is a `go` that searches, rather than one answered at once (malformed,
+    /// past the bounds, or in a finished game): only those are worth a thread of their own.
+    pub fn searches(&self, line: &str) -> bool {
+        matches!(parse_command(line), Ok(Some(EngineCommand::Go(go))) if self.refusal(&go).is_none())
+    }
+
+    /// Why `go` is answered with no search, if it is.
+    fn refusal(&self, go: &GoParams) -> Option<String> {
+        match self.game.outcome() {
+            Some(outcome) => Some(format!("go: the game is over ({outcome})")),
+            None => check_bounds(go).err().map(|message| format!("go: {message}")),
+        }
+    }
+
     fn go(&mut self, go: &GoParams, out: &mut dyn Write) -> io::Result<()> {
-        if let Some(outcome) = self.game.outcome() {
-            error(out, &format!("go: the game is over ({outcome})"))?;
+        if let Some(message) = self.refusal(go) {
+            error(out, &message)?;
             return writeln!(out, "{NO_MOVE}");
         }
         let pos = *self.game.position();
-        let limits = SearchLimits::from_go(go, pos.turn(), self.settings.move_overhead_ms);
-        let (spec, notes) = limited_spec(&self.settings.spec, &limits);
+        let mut limits = SearchLimits::from_go(go, pos.turn(), self.settings.move_overhead_ms);
+        let mut notes = Vec::new();
+        if let Some(ms) = limits.ms.filter(|&ms| ms > MAX_MS) {
+            // A clock is the front end's state, not a request: it is not refused, but no move
+            // gets more than a player spec may ask for.
+            notes.push(format!("the clock gives {ms} ms for this move: {MAX_MS} ms (a day) used"));
+            limits.ms = Some(MAX_MS);
+        }
+        let (spec, limit_notes) = limited_spec(&self.settings.spec, &limits);
+        notes.extend(limit_notes);
         for note in notes {
             writeln!(out, "info string {note}")?;
         }
@@ -264,6 +299,23 @@ impl Session {
             Query::Position => writeln!(out, "response {}", self.rules.to_cpn(self.game.position())),
         }
     }
+}
+
+/// Refuses the `go` limits that a player spec would refuse (`depth=65`, `ms=` over a day,
+/// more simulations than `sims=` takes), naming the limit: a search to such a limit would not
+/// end in any time a front end waits.
+fn check_bounds(go: &GoParams) -> Result<(), String> {
+    let too_large = |what: String, max: u64| Err(format!("`{what}`: too large (at most {max}, as in a player spec)"));
+    if let Some(depth) = go.depth.filter(|&d| d > MAX_DEPTH) {
+        return too_large(format!("depth {depth}"), MAX_DEPTH.into());
+    }
+    if let Some(nodes) = go.nodes.filter(|&n| n > u64::from(MAX_SIMS)) {
+        return too_large(format!("nodes {nodes}"), MAX_SIMS.into());
+    }
+    if let Some(ms) = go.movetime.filter(|&ms| ms > MAX_MS) {
+        return too_large(format!("movetime {ms}"), MAX_MS);
+    }
+    Ok(())
 }
 
 fn error(out: &mut dyn Write, message: &str) -> io::Result<()> {

@@ -1,6 +1,7 @@
 //! Just enough HTTP/1.1 for one page and its JSON API: one request per connection, its head
 //! parsed by `httparse`, a body only with `Content-Length`, and a limit on everything a client
-//! sends (head size, header count, body size, time), each refusal a status with a reason.
+//! sends (head size, header count, body size, a deadline for the whole request), each refusal
+//! a status with a reason.
 //!
 //! Why not an HTTP server crate: tiny_http 0.12 (the usual synchronous choice) reads header
 //! lines without a bound and, dropping a request whose body was not read, allocates a buffer of
@@ -10,7 +11,8 @@
 use super::api::{Api, Incoming, Outgoing};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// The request line and headers at most.
 pub const MAX_HEAD: usize = 16 * 1024;
@@ -21,8 +23,13 @@ const MAX_HEADERS: usize = 64;
 /// A request body at most; the API's bodies are a few hundred bytes.
 pub const MAX_BODY: usize = 64 * 1024;
 
-/// How long a client may take to send its request, and to read the answer.
+/// How long a client may take to read the answer (per write).
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a client may take to send its whole request, head and body, from when it was
+/// accepted: a deadline, not a limit per read, so that a client sending a byte now and then
+/// cannot keep its connection (and its thread) for longer.
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
 
 /// What is read of a refused body before the connection closes (see [`close`]).
 const DRAIN: u64 = 1024 * 1024;
@@ -33,10 +40,12 @@ const LINGER: Duration = Duration::from_secs(2);
 /// Reads one request from `stream`, answers it and returns the status sent (0 when the client
 /// sent nothing).
 pub fn exchange<S: Read + Write>(stream: &mut S, api: &Api) -> io::Result<u16> {
-    let (head_len, buffer) = match read_head(stream)? {
-        Head::Read { len, bytes } => (len, bytes),
-        Head::Nothing => return Ok(0),
-        Head::Refused(refusal) => return send(stream, &refusal),
+    let (head_len, buffer) = match read_head(stream) {
+        Ok(Head::Read { len, bytes }) => (len, bytes),
+        Ok(Head::Nothing) => return Ok(0),
+        Ok(Head::Refused(refusal)) => return send(stream, &refusal),
+        Err(err) if is_timeout(&err) => return send(stream, &too_slow("head")),
+        Err(err) => return Err(err),
     };
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut request = httparse::Request::new(&mut headers);
@@ -55,6 +64,15 @@ pub fn exchange<S: Read + Write>(stream: &mut S, api: &Api) -> io::Result<u16> {
     };
     if header("Transfer-Encoding").is_some() {
         return send(stream, &Outgoing::error(411, "chunked bodies are not taken: send the body with Content-Length"));
+    }
+    // Two lengths that disagree leave the body's end to whoever reads it (request smuggling
+    // between a proxy and this server): refused.
+    let mut lengths =
+        request.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("Content-Length")).map(|h| h.value.trim_ascii());
+    if let Some(first) = lengths.next() {
+        if lengths.any(|other| other != first) {
+            return send(stream, &Outgoing::error(400, "two different Content-Length headers"));
+        }
     }
     let length = match header("Content-Length").map(|v| v.trim().parse::<u64>()) {
         None => 0,
@@ -77,7 +95,11 @@ pub fn exchange<S: Read + Write>(stream: &mut S, api: &Api) -> io::Result<u16> {
     if body.len() < length {
         let missing = length - body.len();
         let mut rest = Vec::with_capacity(missing);
-        Read::by_ref(stream).take(missing as u64).read_to_end(&mut rest)?;
+        match Read::by_ref(stream).take(missing as u64).read_to_end(&mut rest) {
+            Ok(_) => {}
+            Err(err) if is_timeout(&err) => return send(stream, &too_slow("body")),
+            Err(err) => return Err(err),
+        }
         if rest.len() < missing {
             return send(
                 stream,
@@ -95,6 +117,57 @@ pub fn exchange<S: Read + Write>(stream: &mut S, api: &Api) -> io::Result<u16> {
         body: &body,
     });
     send(stream, &out)
+}
+
+/// Whether a read failed for lack of time (the deadline, or a socket's timeout).
+fn is_timeout(err: &io::Error) -> bool {
+    matches!(err.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock)
+}
+
+/// The answer to a request whose `part` did not all come in time.
+fn too_slow(part: &str) -> Outgoing {
+    Outgoing::error(408, format!("the request {part} did not all come within {} s", REQUEST_DEADLINE.as_secs()))
+}
+
+/// A connection whose reads end at a deadline: each read waits only for the time left, and
+/// once it is gone a read fails with `TimedOut`. The first write (the answer) clears
+/// `reading`, which tells the server that the request is in.
+pub struct Deadline<'a> {
+    stream: &'a TcpStream,
+    deadline: Instant,
+    reading: &'a AtomicBool,
+}
+
+impl<'a> Deadline<'a> {
+    /// `stream`, readable until `deadline`; `reading` is cleared at the first write.
+    pub fn new(stream: &'a TcpStream, deadline: Instant, reading: &'a AtomicBool) -> Deadline<'a> {
+        Deadline { stream, deadline, reading }
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "the request deadline passed"));
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        let mut stream = self.stream;
+        stream.read(buf)
+    }
+}
+
+impl Write for Deadline<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.reading.store(false, Ordering::SeqCst);
+        let mut stream = self.stream;
+        stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut stream = self.stream;
+        stream.flush()
+    }
 }
 
 /// What came of reading a request head.
@@ -173,6 +246,7 @@ fn reason(status: u16) -> &'static str {
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        408 => "Request Timeout",
         409 => "Conflict",
         411 => "Length Required",
         413 => "Content Too Large",
@@ -211,14 +285,18 @@ mod tests {
         }
     }
 
-    fn exchange_bytes(request: &[u8]) -> (u16, String) {
-        let api = Api::new(Settings {
+    fn test_api() -> Api {
+        Api::new(Settings {
             players: vec![PlayerSpec::parse("random").expect("spec")],
             variant: "camelot".to_string(),
             overrides: Vec::new(),
             seed: 1,
             hosts: None,
-        });
+        })
+    }
+
+    fn exchange_bytes(request: &[u8]) -> (u16, String) {
+        let api = test_api();
         let mut pipe = Pipe { input: io::Cursor::new(request.to_vec()), output: Vec::new() };
         let status = exchange(&mut pipe, &api).expect("in memory");
         (status, String::from_utf8_lossy(&pipe.output).into_owned())
@@ -265,5 +343,47 @@ mod tests {
         let (status, text) = exchange_bytes(b"DELETE /api/new HTTP/1.1\r\n\r\n");
         assert_eq!(status, 405);
         assert!(text.contains("Allow: POST\r\n"));
+    }
+
+    /// A client that sends `sent` and then nothing until the deadline.
+    struct Stalled(io::Cursor<Vec<u8>>, Vec<u8>);
+
+    impl Read for Stalled {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(io::Error::new(io::ErrorKind::TimedOut, "the request deadline passed")),
+                n => Ok(n),
+            }
+        }
+    }
+
+    impl Write for Stalled {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.1.write(buf)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_request_not_all_sent_in_time_is_answered_408_and_two_lengths_400() {
+        let api = test_api();
+        let stalled = |sent: &[u8]| {
+            let mut client = Stalled(io::Cursor::new(sent.to_vec()), Vec::new());
+            let status = exchange(&mut client, &api).expect("in memory");
+            (status, String::from_utf8_lossy(&client.1).into_owned())
+        };
+        let (status, text) = stalled(b"POST /api/new HTTP/1.1\r\nContent-Length: 10\r\n\r\n{}");
+        assert_eq!(status, 408);
+        assert!(text.starts_with("HTTP/1.1 408 Request Timeout\r\n"), "{text}");
+        assert!(text.contains("the request body did not all come within 10 s"), "{text}");
+        let (status, text) = stalled(b"GET /api/info HTTP/1.1\r\nHost: x");
+        assert_eq!(status, 408);
+        assert!(text.contains("the request head did not all come within 10 s"), "{text}");
+        let two = b"POST /api/new HTTP/1.1\r\nContent-Length: 2\r\ncontent-length: 3\r\n\r\n{}";
+        assert_eq!(exchange_bytes(two).0, 400);
+        let same = b"POST /api/new HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}";
+        assert_eq!(exchange_bytes(same).0, 200);
     }
 }

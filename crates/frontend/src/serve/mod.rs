@@ -15,9 +15,10 @@ use crate::FrontendError;
 use api::{Api, Outgoing, Settings};
 use camelot_arena::PlayerSpec;
 use std::io::ErrorKind;
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// What `camelot serve` plays with and where it listens.
 #[derive(Clone, Debug)]
@@ -37,7 +38,8 @@ pub struct ServeSettings {
     pub port: u16,
 }
 
-/// Connections served at once; more are refused with 503 rather than queued without bound.
+/// Connections served at once; more are refused with 503 rather than queued without bound
+/// (once the slowest of those still sending a request has been cut off to make room).
 const MAX_CONNECTIONS: usize = 32;
 
 /// A web board listening on its address, its players checked.
@@ -87,10 +89,10 @@ impl Server {
 
     /// Serves connections until the process is stopped, each on a thread of its own.
     pub fn run(self) -> Result<(), FrontendError> {
-        let live = Arc::new(AtomicUsize::new(0));
+        let connections = Arc::new(Connections::default());
         for stream in self.listener.incoming() {
             match stream {
-                Ok(stream) => serve_connection(stream, &self.api, &live),
+                Ok(stream) => serve_connection(stream, &self.api, &connections),
                 // A connection that failed before it was accepted concerns only that client.
                 Err(err) => eprintln!("camelot serve: accepting a connection: {err}"),
             }
@@ -104,27 +106,76 @@ fn loopback_hosts(address: SocketAddr) -> Vec<String> {
     vec![address.to_string(), format!("localhost:{}", address.port())]
 }
 
+/// The connections being served, each with what it takes to cut it off.
+#[derive(Default)]
+struct Connections {
+    open: Mutex<Vec<Open>>,
+    next_id: AtomicU64,
+}
+
+/// One connection being served.
+struct Open {
+    id: u64,
+    /// A second handle on the socket, to shut it down from the accepting thread.
+    stream: TcpStream,
+    /// Still sending its request (cleared when the answer starts).
+    reading: Arc<AtomicBool>,
+    /// Cut off to make room; counted only until its thread has ended.
+    evicted: bool,
+}
+
+impl Connections {
+    /// Takes `stream` on if there is room, making room when every slot is taken by cutting off
+    /// the connection that has been sending its request longest: a few clients that send a
+    /// byte now and then would otherwise hold every slot and lock everyone else out for as long
+    /// as they like. `None` when every connection is busy answering (the server is full).
+    fn admit(&self, stream: &TcpStream) -> Option<(u64, Arc<AtomicBool>)> {
+        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if open.iter().filter(|o| !o.evicted).count() >= MAX_CONNECTIONS {
+            // Slots are pushed in order of acceptance: the first one reading is the oldest.
+            let slowest = open.iter_mut().find(|o| !o.evicted && o.reading.load(Ordering::SeqCst))?;
+            let _ = slowest.stream.shutdown(Shutdown::Both);
+            slowest.evicted = true;
+        }
+        // Cut-off connections end at once; the bound is there in case their threads lag.
+        if open.len() >= 2 * MAX_CONNECTIONS {
+            return None;
+        }
+        let handle = stream.try_clone().ok()?;
+        let id = self.next_id.fetch_add(1, Ordering::SeqCst);
+        let reading = Arc::new(AtomicBool::new(true));
+        open.push(Open { id, stream: handle, reading: Arc::clone(&reading), evicted: false });
+        Some((id, reading))
+    }
+
+    /// Forgets connection `id`, whose thread is ending.
+    fn remove(&self, id: u64) {
+        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).retain(|o| o.id != id);
+    }
+}
+
 /// Answers one connection on a thread of its own (an engine reply can take seconds).
-fn serve_connection(mut stream: TcpStream, api: &Arc<Api>, live: &Arc<AtomicUsize>) {
-    let _ = stream.set_read_timeout(Some(http::IO_TIMEOUT));
+fn serve_connection(mut stream: TcpStream, api: &Arc<Api>, connections: &Arc<Connections>) {
+    let deadline = Instant::now() + http::REQUEST_DEADLINE;
+    let _ = stream.set_read_timeout(Some(http::REQUEST_DEADLINE));
     let _ = stream.set_write_timeout(Some(http::IO_TIMEOUT));
-    if live.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-        live.fetch_sub(1, Ordering::SeqCst);
+    let Some((id, reading)) = connections.admit(&stream) else {
         let busy = Outgoing::error(503, format!("busy: {MAX_CONNECTIONS} connections already"));
         // Written from the accepting thread, so no lingering close: the answer is short.
         let _ = http::send(&mut stream, &busy);
         return;
-    }
+    };
     let api = Arc::clone(api);
-    let live_here = Arc::clone(live);
+    let here = Arc::clone(connections);
     let spawned = std::thread::Builder::new().name("serve-connection".to_string()).spawn(move || {
-        if let Err(err) = http::exchange(&mut stream, &api) {
+        if let Err(err) = http::exchange(&mut http::Deadline::new(&stream, deadline, &reading), &api) {
             // A client that hangs up or stalls has only itself to tell; anything else is ours.
             let theirs = matches!(
                 err.kind(),
                 ErrorKind::BrokenPipe
                     | ErrorKind::ConnectionReset
                     | ErrorKind::ConnectionAborted
+                    | ErrorKind::NotConnected
                     | ErrorKind::UnexpectedEof
                     | ErrorKind::WouldBlock
                     | ErrorKind::TimedOut
@@ -134,10 +185,10 @@ fn serve_connection(mut stream: TcpStream, api: &Arc<Api>, live: &Arc<AtomicUsiz
             }
         }
         http::close(&stream);
-        live_here.fetch_sub(1, Ordering::SeqCst);
+        here.remove(id);
     });
     if let Err(err) = spawned {
-        live.fetch_sub(1, Ordering::SeqCst);
+        connections.remove(id);
         eprintln!("camelot serve: starting a connection thread: {err}");
     }
 }
