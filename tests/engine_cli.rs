@@ -286,6 +286,17 @@ fn a_network_plays_through_the_model_shorthand() {
     let info = lines.iter().find(|l| l.starts_with("info nodes ")).unwrap_or_else(|| panic!("{lines:?}"));
     assert!(info.contains(" score cp "), "{info}");
     assert!(lines.iter().any(|l| l.starts_with("info string ") && l.contains("value W/D/L")), "{lines:?}");
+    // The largest count a spec takes: `stop` ends the search within one network call, not
+    // after it (its tree is bounded too, by `camelot_arena::MAX_TREE_NODES`).
+    engine.send("go nodes 4294967294");
+    engine.send("isready");
+    assert_eq!(engine.prompt_line("isready during a search"), "readyok");
+    std::thread::sleep(Duration::from_millis(300));
+    engine.send("stop");
+    let info = engine.prompt_line("stop");
+    assert!(info.starts_with("info "), "{info}");
+    let lines = engine.read_through(|l| l.starts_with("bestmove "));
+    assert!(lines.last().is_some_and(|l| l != "bestmove (none)"), "{lines:?}");
     engine.quit();
 
     // A model of another variant, or none at all, stops the engine before it starts.

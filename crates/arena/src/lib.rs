@@ -60,7 +60,7 @@ pub use basic::{Greedy, RandomPlayer};
 pub use error::{ArenaError, SpecError};
 pub use lockstep::DEFAULT_GAMES_PER_THREAD;
 pub use matches::{derive_seed, play_match, ply_cap_winner, random_opening, MatchConfig, MatchReport};
-pub use mcts::{resolve_model_path, Mcts, MctsConfig, ModelStore};
+pub use mcts::{resolve_model_path, Mcts, MctsConfig, ModelStore, MAX_TREE_NODES};
 pub use player::{principal_line_text, Choice, Evaluation, Player, StopFlag};
 pub use spec::{PlayerSpec, MAX_DEPTH, MAX_MS, MAX_SIMS, PLAYER_NAMES};
 pub use uct::{Uct, UctConfig};

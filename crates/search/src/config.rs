@@ -134,6 +134,10 @@ pub struct SearchConfig {
     /// `win - loss` (the per-action Q values include the penalty). PUCT's first-play urgency
     /// ignores it.
     pub draw_penalty: f32,
+    /// Nodes a tree may hold: a search that finds its tree this large starts no further
+    /// simulation (after at least one), so a huge simulation count cannot exhaust memory.
+    /// `u32::MAX`: no bound. What a node costs depends on the game's state.
+    pub max_nodes: u32,
 }
 
 impl Default for SearchConfig {
@@ -154,6 +158,7 @@ impl Default for SearchConfig {
             virtual_loss: 1.0,
             solver: true,
             draw_penalty: 0.0,
+            max_nodes: u32::MAX,
         }
     }
 }
@@ -195,6 +200,7 @@ impl SearchConfig {
         check(self.leaves_per_tree >= 1, "leaves_per_tree", "must be >= 1")?;
         check(finite_nonneg(self.virtual_loss), "virtual_loss", "must be finite and >= 0")?;
         check((0.0..1.0).contains(&self.draw_penalty), "draw_penalty", "must be in [0, 1)")?;
+        check(self.max_nodes >= 2, "max_nodes", "must be >= 2 (a root and one child)")?;
         Ok(())
     }
 }

@@ -12,6 +12,8 @@ use crate::select::{
 };
 use crate::tree::{Children, Edge, Kind, Node, Proof, Stats, Tree, NONE};
 use crate::SearchError;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// What one search produced for one root.
 ///
@@ -85,6 +87,8 @@ enum Descent {
 #[derive(Debug)]
 pub struct Searcher {
     config: SearchConfig,
+    /// Set by another thread to end the search early ([`Searcher::set_stop`]).
+    stop: Option<Arc<AtomicBool>>,
     evals: Evaluations,
     pending: Vec<(u32, u32)>,
     /// Sum of each pending leaf's priors (checked before anything is applied).
@@ -104,6 +108,7 @@ impl Searcher {
         config.validate()?;
         Ok(Searcher {
             config,
+            stop: None,
             evals: Evaluations::new(),
             pending: Vec::new(),
             prior_sums: Vec::new(),
@@ -120,6 +125,22 @@ impl Searcher {
     /// The configuration in use.
     pub fn config(&self) -> &SearchConfig {
         &self.config
+    }
+
+    /// A flag another thread may set to end this searcher's searches early: once it is set, a
+    /// search starts no new simulation (past the first of each tree), finishes those in
+    /// flight, and returns its result as at that point. An engine's `stop` thereby answers
+    /// within one evaluator call, and an unstopped search is the same as without a flag.
+    pub fn set_stop(&mut self, stop: Option<Arc<AtomicBool>>) {
+        self.stop = stop;
+    }
+
+    /// Whether tree `t`'s search should start no further simulation short of its budget: a
+    /// stop was asked for, or the tree has reached [`SearchConfig::max_nodes`].
+    fn halted<G>(&self, t: &Tree<G>) -> bool {
+        t.search.sims_started > 0
+            && (t.nodes.len() >= self.config.max_nodes as usize
+                || self.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)))
     }
 
     /// Searches every tree in `trees` with [`SearchConfig::simulations`] new simulations each,
@@ -213,7 +234,7 @@ impl Searcher {
         let mut leaves = 0;
         while leaves < self.config.leaves_per_tree {
             let root_ready = t.stats[0].kind == Kind::Expanded;
-            if root_ready && t.search.sims_started >= self.config.simulations {
+            if root_ready && (t.search.sims_started >= self.config.simulations || self.halted(t)) {
                 break;
             }
             match self.descend(t) {

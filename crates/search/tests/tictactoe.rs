@@ -267,6 +267,50 @@ fn leaves_of_all_trees_go_to_one_evaluator_call() {
 }
 
 #[test]
+fn a_node_bound_ends_a_search_early_and_keeps_the_tree_within_it() {
+    // Without the solver tic-tac-toe's tree grows with every simulation: 20,000 would make
+    // thousands of nodes; the bound stops the search near 300 (one descent per round past it).
+    for gumbel in [false, true] {
+        let unbounded = SearchConfig { simulations: 2_000, solver: false, gumbel, ..SearchConfig::evaluation() };
+        let mut tree = Tree::new(TicTacToe::new(), 3);
+        let r = Searcher::new(unbounded.clone())
+            .expect("valid")
+            .search_one(&mut tree, &mut UniformEvaluator)
+            .expect("search");
+        assert_eq!(r.simulations, 2_000);
+        assert!(tree.node_count() > 1_000, "gumbel {gumbel}: {} nodes", tree.node_count());
+
+        let bounded = SearchConfig { simulations: 20_000, max_nodes: 300, leaves_per_tree: 4, ..unbounded };
+        let mut tree = Tree::new(TicTacToe::new(), 3);
+        let r = Searcher::new(bounded).expect("valid").search_one(&mut tree, &mut UniformEvaluator).expect("search");
+        assert!(tree.node_count() <= 300 + 4, "gumbel {gumbel}: {} nodes", tree.node_count());
+        assert!(r.simulations >= 100 && r.simulations < 400, "gumbel {gumbel}: {} simulations", r.simulations);
+        assert!(r.actions.contains(&r.action));
+    }
+    assert!(Searcher::new(SearchConfig { max_nodes: 1, ..SearchConfig::evaluation() }).is_err());
+}
+
+#[test]
+fn a_stop_flag_ends_a_search_and_an_unset_one_changes_nothing() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let config = SearchConfig { simulations: 3_000, solver: false, leaves_per_tree: 2, ..gumbel_config() };
+    let search = |stop: Option<Arc<AtomicBool>>| {
+        let mut searcher = Searcher::new(config.clone()).expect("valid");
+        searcher.set_stop(stop);
+        let mut tree = Tree::new(TicTacToe::new(), 11);
+        searcher.search_one(&mut tree, &mut RolloutEvaluator::new(5)).expect("search")
+    };
+    let plain = search(None);
+    let unset = search(Some(Arc::new(AtomicBool::new(false))));
+    assert_eq!((plain.action, &plain.visits, plain.simulations), (unset.action, &unset.visits, unset.simulations));
+    // Set before the search: the first round's descents finish, nothing more starts.
+    let stopped = search(Some(Arc::new(AtomicBool::new(true))));
+    assert!(stopped.simulations >= 1 && stopped.simulations <= 2, "{}", stopped.simulations);
+    assert!(stopped.actions.contains(&stopped.action));
+}
+
+#[test]
 fn tree_reuse_keeps_the_subtree() {
     let config = SearchConfig { simulations: 500, ..SearchConfig::evaluation() };
     let mut searcher = Searcher::new(config).expect("valid config");
