@@ -438,17 +438,28 @@ fn set_overrides_a_key_and_is_frozen_into_the_run() {
     let dir = temp_dir("train", "set");
     let config = tiny_config(&dir, 2);
     let run = dir.join("run");
-    let out = train(&config, &run, &["--set", "generations=1", "--set", "evaluation.opponents=[\"random\"]"]);
+    let sets = ["--set", "generations=1", "--set", "evaluation.opponents=[\"random\"]"];
+    let out = train(&config, &run, &[&sets[..], &["--set", "selfplay.scattered_starts=0.5"]].concat());
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("generation 1 of 1"), "{}", text(&out.stdout));
     let frozen = text(&read(&run.join("run.toml")));
     assert!(frozen.contains("generations = 1") && frozen.contains("opponents = [\"random\"]"), "{frozen}");
+    assert!(frozen.contains("scattered_starts = 0.5"), "{frozen}");
+    // About half the games begin from a scattered set-up, named by its CPN; they replay from it.
+    let games = camelot(&["games", "--run", run.to_str().expect("utf-8"), "--generation", "0"]);
+    assert!(games.status.success(), "{}", text(&games.stderr));
+    let listing = text(&games.stdout);
+    let scattered = listing.lines().filter(|l| l.starts_with("[Start \"") && l.ends_with("\"]")).count();
+    let all = listing.lines().filter(|l| l.starts_with("[Variant ")).count();
+    assert!(all == 8 && (1..8).contains(&scattered), "{scattered} of {all} scattered\n{listing}");
     // On resume the override goes through the change check like the file.
     let again = train(&config, &run, &[]);
     assert!(!again.status.success());
     assert!(text(&again.stderr).contains("generations: 1 -> 2"), "{}", text(&again.stderr));
     let bad = train(&config, &dir.join("other"), &["--set", "selfplay.games=0"]);
     assert!(text(&bad.stderr).contains("selfplay.games: must be at least 1"), "{}", text(&bad.stderr));
+    let bad = train(&config, &dir.join("other"), &["--set", "selfplay.scattered_starts=1.5"]);
+    assert!(text(&bad.stderr).contains("selfplay.scattered_starts: must be in [0, 1]"), "{}", text(&bad.stderr));
     let bad = train(&config, &dir.join("other"), &["--set", "selfplay"]);
     assert!(text(&bad.stderr).contains("expected KEY=VALUE"), "{}", text(&bad.stderr));
 }

@@ -213,10 +213,26 @@ pub fn games(args: GamesArgs) -> Result<()> {
             game.end,
             &game.network[..game.network.len().min(16)]
         )?;
+        // A scattered start (`selfplay.scattered_starts`) is named, as PGN names a set-up
+        // with its FEN tag; with Black to move first, move 1 is written `1...`.
+        let black_first = match &game.start {
+            Some(cpn) => {
+                outln!("[Start \"{cpn}\"]")?;
+                game.start_state(rules)
+                    .map_err(|e| anyhow::anyhow!("generation {generation}, game {i}: {e}"))?
+                    .position()
+                    .turn()
+                    == camelot_rules::Color::Black
+            }
+            None => false,
+        };
         let mut text = String::new();
         for (k, m) in moves.iter().enumerate() {
-            if k.is_multiple_of(2) {
-                text.push_str(&format!("{}.", k / 2 + 1));
+            let ply = k + usize::from(black_first);
+            if ply.is_multiple_of(2) {
+                text.push_str(&format!("{}.", ply / 2 + 1));
+            } else if k == 0 {
+                text.push_str("1...");
             }
             text.push_str(&m.text);
             text.push(' ');

@@ -118,6 +118,12 @@ pub struct SelfplayConfig {
     /// network's decisions are trained on. 0 (default): pure self-play.
     #[serde(default)]
     pub past_opponents: f32,
+    /// Share of games that begin from a scattered set-up instead of the variant's: each
+    /// side's pieces on random squares outside the castles, either side to move
+    /// (`crate::starts`), so that castle ends occur in self-play. 0 (default): every game
+    /// from the set-up. Evaluation games always start from the set-up.
+    #[serde(default)]
+    pub scattered_starts: f32,
     /// What a draw costs both sides in the search, in `[0, 1)` (0: off; see
     /// `SearchConfig::draw_penalty`): against young networks' drift into no-progress draws.
     /// Self-play and evaluation games both use it; targets are unchanged (a draw is 0).
@@ -385,6 +391,9 @@ impl RunConfig {
         }
         if !(0.0..=1.0).contains(&s.material_utility) {
             return key("selfplay.material_utility", "must be in [0, 1]");
+        }
+        if !(0.0..=1.0).contains(&s.scattered_starts) {
+            return key("selfplay.scattered_starts", "must be in [0, 1]");
         }
         if !(0.0..=1.0).contains(&s.past_opponents) {
             return key("selfplay.past_opponents", "must be in [0, 1]");

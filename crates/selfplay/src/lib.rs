@@ -11,7 +11,7 @@
 //!   bit; [`roles`]: what the same three need as separate processes.
 //! * [`run`] opens a run over its [`store`] (a local directory or an S3 bucket); [`layout`]
 //!   names every object of it; [`metrics`] and [`plots`] are the derived CSV files and PNGs;
-//!   [`solved`] measures a player on solved positions.
+//!   [`solved`] measures a player on solved positions; [`starts`] says where games begin.
 #![warn(missing_docs)]
 
 pub mod config;
@@ -27,6 +27,7 @@ pub mod replay;
 pub mod roles;
 pub mod run;
 pub mod solved;
+pub mod starts;
 pub mod store;
 pub mod trainer;
 pub mod worker;

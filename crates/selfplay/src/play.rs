@@ -17,6 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::RunConfig;
 use crate::error::SelfplayError;
 use crate::record::{DecisionTarget, GameEnd, GameRecord, PastOpponentRecord};
+use crate::starts::scattered_start;
 
 /// An evaluator that measures the time spent inside another.
 pub struct TimedEvaluator<E> {
@@ -145,13 +146,22 @@ pub fn play_selfplay_group(
                 let side = if opponent_rng.random::<bool>() { Side::First } else { Side::Second };
                 (k, side)
             });
+            // A stream of its own too, for the same reason.
+            let mut start_rng = ChaCha8Rng::seed_from_u64(derive_seed(group_seed, 9, i as u64));
+            let scattered = (s.scattered_starts > 0.0 && start_rng.random::<f32>() < s.scattered_starts)
+                .then(|| scattered_start(rules, &mut start_rng))
+                .flatten();
             let opponent_record = opponent.map(|(k, side)| PastOpponentRecord {
                 generation: opponents[k].generation,
                 network: opponents[k].hash.to_string(),
                 side: color_sign(side),
             });
+            let first = match scattered {
+                Some(position) => CamelotState::from_position(rules.clone(), position),
+                None => start.clone(),
+            };
             Slot {
-                tree: Tree::new(start.clone(), seed),
+                tree: Tree::new(first, seed),
                 record: GameRecord {
                     seed,
                     actions: Vec::new(),
@@ -163,6 +173,7 @@ pub fn play_selfplay_group(
                     would_resign: 0,
                     network: network_hash.to_string(),
                     opponent: opponent_record,
+                    start: scattered.map(|position| rules.to_cpn(&position)),
                 },
                 rng,
                 done: false,

@@ -61,6 +61,22 @@ pub struct GameRecord {
     /// The earlier network that played one side, if this was such a game
     /// (`selfplay.past_opponents`); its decisions are not targets.
     pub opponent: Option<PastOpponentRecord>,
+    /// The position the game began from, in CPN, when it was not the variant's set-up
+    /// (`selfplay.scattered_starts`); `None`: the set-up.
+    pub start: Option<String>,
+}
+
+impl GameRecord {
+    /// The state the game began from: the variant's set-up, or the record's own start.
+    pub fn start_state(&self, rules: &Arc<Ruleset>) -> Result<CamelotState, String> {
+        match &self.start {
+            None => Ok(CamelotState::new(rules.clone())),
+            Some(cpn) => {
+                let position = rules.parse_cpn(cpn).map_err(|e| format!("start position `{cpn}`: {e}"))?;
+                Ok(CamelotState::from_position(rules.clone(), position))
+            }
+        }
+    }
 }
 
 /// The earlier network of a game against the past.
@@ -72,6 +88,39 @@ pub struct PastOpponentRecord {
     pub network: String,
     /// The side it played: 1 White, -1 Black.
     pub side: i8,
+}
+
+/// A game record as the second shard format held it (every game from the set-up).
+#[derive(Deserialize)]
+struct GameRecordV2 {
+    seed: u64,
+    actions: Vec<u16>,
+    targets: Vec<DecisionTarget>,
+    winner: i8,
+    end: GameEnd,
+    plies: u32,
+    playthrough: bool,
+    would_resign: i8,
+    network: String,
+    opponent: Option<PastOpponentRecord>,
+}
+
+impl From<GameRecordV2> for GameRecord {
+    fn from(v2: GameRecordV2) -> GameRecord {
+        GameRecord {
+            seed: v2.seed,
+            actions: v2.actions,
+            targets: v2.targets,
+            winner: v2.winner,
+            end: v2.end,
+            plies: v2.plies,
+            playthrough: v2.playthrough,
+            would_resign: v2.would_resign,
+            network: v2.network,
+            opponent: v2.opponent,
+            start: None,
+        }
+    }
 }
 
 /// A game record as the first shard format held it (no past opponents).
@@ -101,11 +150,14 @@ impl From<GameRecordV1> for GameRecord {
             would_resign: v1.would_resign,
             network: v1.network,
             opponent: None,
+            start: None,
         }
     }
 }
 
-const SHARD_MAGIC: &[u8; 8] = b"CZSHARD2";
+const SHARD_MAGIC: &[u8; 8] = b"CZSHARD3";
+/// Shards written before games could begin away from the set-up; still read.
+const SHARD_MAGIC_V2: &[u8; 8] = b"CZSHARD2";
 /// Shards written before games against earlier networks existed; still read.
 const SHARD_MAGIC_V1: &[u8; 8] = b"CZSHARD1";
 
@@ -129,7 +181,7 @@ pub fn read_shard(path: &Path) -> Result<Vec<GameRecord>, SelfplayError> {
 /// if the magic or checksum is wrong.
 pub fn decode_shard(bytes: &[u8], path: &Path) -> Result<Vec<GameRecord>, SelfplayError> {
     let corrupt = |reason: &str| SelfplayError::Corrupt { path: path.to_path_buf(), reason: reason.to_string() };
-    if bytes.len() < 40 || (&bytes[..8] != SHARD_MAGIC && &bytes[..8] != SHARD_MAGIC_V1) {
+    if bytes.len() < 40 || ![SHARD_MAGIC, SHARD_MAGIC_V2, SHARD_MAGIC_V1].iter().any(|magic| bytes[..8] == magic[..]) {
         return Err(corrupt("not a camelot-zero replay shard (or truncated)"));
     }
     let (sum, body) = bytes[8..].split_at(32);
@@ -139,6 +191,10 @@ pub fn decode_shard(bytes: &[u8], path: &Path) -> Result<Vec<GameRecord>, Selfpl
     let decode_error = |e: postcard::Error| corrupt(&format!("does not decode: {e}"));
     if &bytes[..8] == SHARD_MAGIC_V1 {
         let games: Vec<GameRecordV1> = postcard::from_bytes(body).map_err(decode_error)?;
+        return Ok(games.into_iter().map(GameRecord::from).collect());
+    }
+    if &bytes[..8] == SHARD_MAGIC_V2 {
+        let games: Vec<GameRecordV2> = postcard::from_bytes(body).map_err(decode_error)?;
         return Ok(games.into_iter().map(GameRecord::from).collect());
     }
     postcard::from_bytes(body).map_err(decode_error)
@@ -155,7 +211,7 @@ pub struct ReplayedMove {
 /// Replays a record's decisions from the start and names each whole move; refuses a record
 /// whose actions are not legal.
 pub fn replay_moves(rules: &Arc<Ruleset>, record: &GameRecord) -> Result<Vec<ReplayedMove>, String> {
-    let mut state = CamelotState::new(rules.clone());
+    let mut state = record.start_state(rules)?;
     let mut moves = Vec::new();
     let mut i = 0;
     let mut legal = Vec::new();

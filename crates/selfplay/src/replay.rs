@@ -97,7 +97,7 @@ pub struct GameSamples {
 /// reproductions found to learn faster early); final material difference / 14 and plies left
 /// / 100 for the auxiliary heads.
 pub fn game_samples(rules: &Arc<Ruleset>, record: &GameRecord, root_value_weight: f32) -> Result<GameSamples, String> {
-    let mut state = CamelotState::new(rules.clone());
+    let mut state = record.start_state(rules)?;
     let cells = state.codec().cells() as usize;
     let mut planes = vec![0.0; planes_len(&state.codec())];
     // First pass: the states at the target decisions, the ply of each and whether its mirror

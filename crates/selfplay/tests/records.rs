@@ -10,13 +10,19 @@ use camelot_selfplay::record::{
     encode_shard, read_shard, replay_moves, DecisionTarget, GameEnd, GameRecord, PastOpponentRecord,
 };
 use camelot_selfplay::replay::game_samples;
+use camelot_selfplay::starts::scattered_start;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// A random game of `rules` as a record with a uniform policy target at every third decision.
 fn random_record(rules: &Arc<Ruleset>, seed: u64) -> (GameRecord, Vec<CamelotState>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut state = CamelotState::new(rules.clone());
+    // Seeds 2, 5, 8, ... stand for games from a scattered start.
+    let start = (seed % 3 == 2).then(|| scattered_start(rules, &mut rng).expect("a scattered start"));
+    let mut state = match start {
+        Some(position) => CamelotState::from_position(rules.clone(), position),
+        None => CamelotState::new(rules.clone()),
+    };
     let mut record = GameRecord {
         seed,
         actions: Vec::new(),
@@ -29,6 +35,7 @@ fn random_record(rules: &Arc<Ruleset>, seed: u64) -> (GameRecord, Vec<CamelotSta
         network: "test".into(),
         // Odd seeds stand for games against an earlier network.
         opponent: (seed % 2 == 1).then(|| PastOpponentRecord { generation: 3, network: "past".into(), side: -1 }),
+        start: start.map(|position| rules.to_cpn(&position)),
     };
     let mut states = Vec::new();
     let mut legal = Vec::new();
@@ -101,7 +108,8 @@ struct RecordV1<'a> {
 fn first_format_shards_still_read() {
     use sha2::Digest as _;
     let rules = Arc::new(Ruleset::variant("camelot").expect("variant"));
-    let mut games: Vec<GameRecord> = (0..3).map(|s| random_record(&rules, 2 * s).0).collect();
+    // Seeds 0, 6, 12: from the set-up, as every game of those formats was.
+    let mut games: Vec<GameRecord> = (0..3).map(|s| random_record(&rules, 6 * s).0).collect();
     games[1].network = "another".into();
     let v1: Vec<RecordV1> = games
         .iter()
@@ -128,6 +136,47 @@ fn first_format_shards_still_read() {
     assert_eq!(read_shard(&path).expect("read"), games);
     // The current format is not the first one.
     assert_ne!(encode_shard(&games).expect("encode")[..8], bytes[..8]);
+
+    // The second format: past opponents, no start position.
+    let games: Vec<GameRecord> = [1, 3, 7].iter().map(|&s| random_record(&rules, s).0).collect();
+    assert!(games.iter().all(|g| g.start.is_none() && g.opponent.is_some()));
+    let v2: Vec<RecordV2> = games
+        .iter()
+        .map(|g| RecordV2 {
+            seed: g.seed,
+            actions: &g.actions,
+            targets: &g.targets,
+            winner: g.winner,
+            end: g.end,
+            plies: g.plies,
+            playthrough: g.playthrough,
+            would_resign: g.would_resign,
+            network: &g.network,
+            opponent: g.opponent.clone(),
+        })
+        .collect();
+    let body = postcard::to_stdvec(&v2).expect("encode");
+    let mut bytes = b"CZSHARD2".to_vec();
+    bytes.extend_from_slice(&sha2::Sha256::digest(&body));
+    bytes.extend_from_slice(&body);
+    std::fs::write(&path, &bytes).expect("write");
+    assert_eq!(read_shard(&path).expect("read"), games);
+    assert_ne!(encode_shard(&games).expect("encode")[..8], bytes[..8]);
+}
+
+/// The second shard format's record (no `start`).
+#[derive(serde::Serialize)]
+struct RecordV2<'a> {
+    seed: u64,
+    actions: &'a [u16],
+    targets: &'a [DecisionTarget],
+    winner: i8,
+    end: GameEnd,
+    plies: u32,
+    playthrough: bool,
+    would_resign: i8,
+    network: &'a str,
+    opponent: Option<PastOpponentRecord>,
 }
 
 #[test]
