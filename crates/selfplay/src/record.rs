@@ -90,40 +90,7 @@ pub struct PastOpponentRecord {
     pub side: i8,
 }
 
-/// A game record as the second shard format held it (every game from the set-up).
-#[derive(Deserialize)]
-struct GameRecordV2 {
-    seed: u64,
-    actions: Vec<u16>,
-    targets: Vec<DecisionTarget>,
-    winner: i8,
-    end: GameEnd,
-    plies: u32,
-    playthrough: bool,
-    would_resign: i8,
-    network: String,
-    opponent: Option<PastOpponentRecord>,
-}
-
-impl From<GameRecordV2> for GameRecord {
-    fn from(v2: GameRecordV2) -> GameRecord {
-        GameRecord {
-            seed: v2.seed,
-            actions: v2.actions,
-            targets: v2.targets,
-            winner: v2.winner,
-            end: v2.end,
-            plies: v2.plies,
-            playthrough: v2.playthrough,
-            would_resign: v2.would_resign,
-            network: v2.network,
-            opponent: v2.opponent,
-            start: None,
-        }
-    }
-}
-
-/// A game record as the first shard format held it (no past opponents).
+/// A game record as the first shard format held it (no past opponents, no start).
 #[derive(Deserialize)]
 struct GameRecordV1 {
     seed: u64,
@@ -137,8 +104,17 @@ struct GameRecordV1 {
     network: String,
 }
 
-impl From<GameRecordV1> for GameRecord {
-    fn from(v1: GameRecordV1) -> GameRecord {
+/// A game record as the second shard format held it (every game from the set-up). Postcard
+/// writes a struct as its fields in order, so the first format's fields nested here read
+/// exactly as the flat record of that format.
+#[derive(Deserialize)]
+struct GameRecordV2 {
+    v1: GameRecordV1,
+    opponent: Option<PastOpponentRecord>,
+}
+
+impl From<GameRecordV2> for GameRecord {
+    fn from(GameRecordV2 { v1, opponent }: GameRecordV2) -> GameRecord {
         GameRecord {
             seed: v1.seed,
             actions: v1.actions,
@@ -149,7 +125,7 @@ impl From<GameRecordV1> for GameRecord {
             playthrough: v1.playthrough,
             would_resign: v1.would_resign,
             network: v1.network,
-            opponent: None,
+            opponent,
             start: None,
         }
     }
@@ -191,7 +167,7 @@ pub fn decode_shard(bytes: &[u8], path: &Path) -> Result<Vec<GameRecord>, Selfpl
     let decode_error = |e: postcard::Error| corrupt(&format!("does not decode: {e}"));
     if &bytes[..8] == SHARD_MAGIC_V1 {
         let games: Vec<GameRecordV1> = postcard::from_bytes(body).map_err(decode_error)?;
-        return Ok(games.into_iter().map(GameRecord::from).collect());
+        return Ok(games.into_iter().map(|v1| GameRecord::from(GameRecordV2 { v1, opponent: None })).collect());
     }
     if &bytes[..8] == SHARD_MAGIC_V2 {
         let games: Vec<GameRecordV2> = postcard::from_bytes(body).map_err(decode_error)?;

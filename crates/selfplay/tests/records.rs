@@ -111,20 +111,7 @@ fn first_format_shards_still_read() {
     // Seeds 0, 6, 12: from the set-up, as every game of those formats was.
     let mut games: Vec<GameRecord> = (0..3).map(|s| random_record(&rules, 6 * s).0).collect();
     games[1].network = "another".into();
-    let v1: Vec<RecordV1> = games
-        .iter()
-        .map(|g| RecordV1 {
-            seed: g.seed,
-            actions: &g.actions,
-            targets: &g.targets,
-            winner: g.winner,
-            end: g.end,
-            plies: g.plies,
-            playthrough: g.playthrough,
-            would_resign: g.would_resign,
-            network: &g.network,
-        })
-        .collect();
+    let v1: Vec<RecordV1> = games.iter().map(record_v1).collect();
     let body = postcard::to_stdvec(&v1).expect("encode");
     let mut bytes = b"CZSHARD1".to_vec();
     bytes.extend_from_slice(&sha2::Sha256::digest(&body));
@@ -142,17 +129,20 @@ fn first_format_shards_still_read() {
     assert!(games.iter().all(|g| g.start.is_none() && g.opponent.is_some()));
     let v2: Vec<RecordV2> = games
         .iter()
-        .map(|g| RecordV2 {
-            seed: g.seed,
-            actions: &g.actions,
-            targets: &g.targets,
-            winner: g.winner,
-            end: g.end,
-            plies: g.plies,
-            playthrough: g.playthrough,
-            would_resign: g.would_resign,
-            network: &g.network,
-            opponent: g.opponent.clone(),
+        .map(|g| {
+            let v1 = record_v1(g);
+            RecordV2 {
+                seed: v1.seed,
+                actions: v1.actions,
+                targets: v1.targets,
+                winner: v1.winner,
+                end: v1.end,
+                plies: v1.plies,
+                playthrough: v1.playthrough,
+                would_resign: v1.would_resign,
+                network: v1.network,
+                opponent: g.opponent.clone(),
+            }
         })
         .collect();
     let body = postcard::to_stdvec(&v2).expect("encode");
@@ -164,7 +154,8 @@ fn first_format_shards_still_read() {
     assert_ne!(encode_shard(&games).expect("encode")[..8], bytes[..8]);
 }
 
-/// The second shard format's record (no `start`).
+/// The second shard format's record (no `start`), flat as that format's writer had it: the
+/// reader nests the first format's fields, which must read the same.
 #[derive(serde::Serialize)]
 struct RecordV2<'a> {
     seed: u64,
@@ -177,6 +168,20 @@ struct RecordV2<'a> {
     would_resign: i8,
     network: &'a str,
     opponent: Option<PastOpponentRecord>,
+}
+
+fn record_v1(g: &GameRecord) -> RecordV1<'_> {
+    RecordV1 {
+        seed: g.seed,
+        actions: &g.actions,
+        targets: &g.targets,
+        winner: g.winner,
+        end: g.end,
+        plies: g.plies,
+        playthrough: g.playthrough,
+        would_resign: g.would_resign,
+        network: &g.network,
+    }
 }
 
 #[test]
