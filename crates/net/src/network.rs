@@ -58,8 +58,15 @@ impl Network {
     /// A freshly initialised network; `seed` fixes its weights.
     pub fn new(config: &NetConfig, grid: GridShape, device: &Device, seed: u64) -> Result<Network, NetError> {
         config.validate()?;
-        device.seed(seed);
-        let model = number_params(Model::new(config, PLANES, device));
+        // burn's initialisers draw from the backend's one global generator: seeding it and
+        // drawing the weights must not interleave with another thread's, or two networks built
+        // at once from seeds a and b get weights of neither.
+        static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let model = {
+            let _only_one = INIT.lock().unwrap_or_else(|e| e.into_inner());
+            device.seed(seed);
+            number_params(Model::new(config, PLANES, device))
+        };
         Ok(Network::from_model(model, config.clone(), grid, device.clone()))
     }
 

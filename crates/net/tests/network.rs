@@ -189,6 +189,21 @@ fn forward_all(net: &Network, states: &[CamelotState]) -> camelot_net::RawOutput
     net.forward(&planes, states.len()).expect("forward")
 }
 
+#[test]
+fn networks_built_at_once_on_many_threads_get_the_weights_of_their_seeds() {
+    let codec = CamelotState::new(rules("camelot")).codec();
+    let states = sample_states(&rules("camelot"), 3, 4);
+    let outputs = |net: &Network| forward_all(net, &states).policy_logits;
+    let alone: Vec<Vec<f32>> = (0..8u64).map(|seed| outputs(&small_net(&codec, seed))).collect();
+    for _ in 0..3 {
+        let together: Vec<Vec<f32>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8u64).map(|seed| scope.spawn(move || small_net(&codec, seed))).collect();
+            handles.into_iter().map(|h| outputs(&h.join().expect("thread"))).collect()
+        });
+        assert_eq!(together, alone);
+    }
+}
+
 fn info() -> CheckpointInfo {
     CheckpointInfo { variant: "camelot".into(), parent: None, step: 0, generation: Some(0), play: None }
 }
