@@ -34,6 +34,10 @@ pub struct NetArgs {
     train_steps: usize,
     #[command(flatten)]
     device: DeviceArgs,
+    /// Time burn's own operators instead of the folded CPU model that `cpu` runs by default
+    /// (for comparison; other devices always run burn).
+    #[arg(long)]
+    burn: bool,
     /// Also run the largest batch on the CPU and fail if the outputs differ by a relative error
     /// of 1e-3 or more (for GPU devices).
     #[arg(long)]
@@ -94,14 +98,20 @@ pub fn run(args: NetArgs) -> Result<()> {
         }
     }
 
+    let forward = |input: &[f32], batch: usize| match args.burn {
+        true => network.forward_burn(input, batch),
+        false => network.forward(input, batch),
+    };
+    let engine = if network.is_folded() && !args.burn { "folded CPU model" } else { "burn" };
+    outln!("inference by {engine}")?;
     let mut best = (0.0f64, 0usize);
     for &batch in &args.batch {
         let input = &planes[..batch * per];
-        network.forward(input, batch)?;
+        forward(input, batch)?;
         let started = Instant::now();
         let mut batches = 0u64;
         while started.elapsed().as_secs_f64() < args.seconds {
-            network.forward(input, batch)?;
+            forward(input, batch)?;
             batches += 1;
         }
         let seconds = started.elapsed().as_secs_f64();

@@ -21,6 +21,7 @@ mod device;
 mod error;
 mod evaluator;
 pub mod export;
+mod folded;
 mod model;
 mod network;
 pub mod onnx;

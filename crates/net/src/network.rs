@@ -1,5 +1,7 @@
 //! A model with its architecture, board shape and device: batched inference on plain arrays.
 
+use std::sync::Arc;
+
 use burn::module::{Module, ModuleMapper, Param, ParamId};
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -7,6 +9,7 @@ use camelot_game::{ActionCodec, PLANES};
 
 use crate::config::{GridShape, NetConfig};
 use crate::error::NetError;
+use crate::folded::FoldedModel;
 use crate::model::{Model, AUX_OUTPUTS};
 
 /// Raw network outputs for a batch, as plain arrays (row `i` belongs to position `i`).
@@ -27,6 +30,9 @@ pub struct Network {
     config: NetConfig,
     grid: GridShape,
     device: Device,
+    /// On burn's CPU device: the same model with batch normalisation folded in, which
+    /// [`Network::forward`] runs instead of burn (crate `folded`).
+    folded: Option<Arc<FoldedModel>>,
 }
 
 /// Gives every parameter an id from its position in the model, so that optimizer state (keyed
@@ -75,7 +81,12 @@ impl Network {
     pub(crate) fn from_model(model: Model, config: NetConfig, grid: GridShape, device: Device) -> Network {
         let device = device.inner();
         let model = model.valid().to_device(&device);
-        Network { model, config, grid, device }
+        // Folding reads tensors the architecture guarantees; were one missing, burn's own
+        // forward pass (always correct, only slower) would run instead.
+        let folded = (device == Device::flex())
+            .then(|| FoldedModel::new(&model, &config, PLANES, grid).ok().map(Arc::new))
+            .flatten();
+        Network { model, config, grid, device, folded }
     }
 
     /// The architecture.
@@ -113,8 +124,7 @@ impl Network {
         Network::from_model(self.model.clone(), self.config.clone(), self.grid, device.clone())
     }
 
-    /// Builds the input tensor of `batch` positions from their planes.
-    pub(crate) fn input(&self, planes: &[f32], batch: usize, device: &Device) -> Result<Tensor<4>, NetError> {
+    fn check_planes(&self, planes: &[f32], batch: usize) -> Result<(), NetError> {
         if planes.len() != batch * self.planes_len() {
             return Err(NetError::Batch(format!(
                 "{} floats for {batch} positions of {} floats each",
@@ -122,13 +132,37 @@ impl Network {
                 self.planes_len()
             )));
         }
+        Ok(())
+    }
+
+    /// Builds the input tensor of `batch` positions from their planes.
+    pub(crate) fn input(&self, planes: &[f32], batch: usize, device: &Device) -> Result<Tensor<4>, NetError> {
+        self.check_planes(planes, batch)?;
         let data = TensorData::new(planes.to_vec(), [batch, PLANES, self.grid.ranks, self.grid.files]);
         Ok(Tensor::from_data(data, device))
     }
 
     /// Runs `batch` positions given as concatenated planes; returns logits, WDL probabilities and
-    /// auxiliary outputs as plain arrays.
+    /// auxiliary outputs as plain arrays. On the CPU it runs the folded model on the calling
+    /// thread; elsewhere, burn's forward pass.
     pub fn forward(&self, planes: &[f32], batch: usize) -> Result<RawOutputs, NetError> {
+        match &self.folded {
+            Some(folded) => {
+                self.check_planes(planes, batch)?;
+                Ok(if batch == 0 { RawOutputs::default() } else { folded.forward(planes, batch) })
+            }
+            None => self.forward_burn(planes, batch),
+        }
+    }
+
+    /// Whether [`Network::forward`] runs the folded CPU model rather than burn.
+    pub fn is_folded(&self) -> bool {
+        self.folded.is_some()
+    }
+
+    /// [`Network::forward`] by burn's own operators on the network's device, whatever the
+    /// device (the reference the folded CPU model is checked and timed against).
+    pub fn forward_burn(&self, planes: &[f32], batch: usize) -> Result<RawOutputs, NetError> {
         if batch == 0 {
             return Ok(RawOutputs::default());
         }

@@ -11,16 +11,14 @@
 
 pub mod proto;
 
-use std::collections::HashMap;
-
-use burn::store::ModuleSnapshot;
 use camelot_game::{ENCODING_VERSION, PLANES, PLANE_NAMES};
 use prost::Message as _;
 
 use crate::checkpoint::ModelCard;
 use crate::config::NetConfig;
 use crate::error::NetError;
-use crate::model::{Model, AUX_OUTPUTS};
+use crate::folded::Weights;
+use crate::model::AUX_OUTPUTS;
 use crate::network::Network;
 use proto::{
     attribute_type, data_type, AttributeProto, Dimension, DimensionValue, GraphProto, ModelProto, NodeProto,
@@ -46,54 +44,6 @@ pub const OUTPUT_AUX: &str = "aux";
 
 /// Name of the symbolic batch dimension.
 const BATCH_DIM: &str = "batch";
-
-/// Epsilon of the model's batch normalisation: burn's `BatchNormConfig` default, which
-/// `Model::new` keeps. It is not stored with the weights, so it is restated here.
-const BATCH_NORM_EPSILON: f64 = 1e-5;
-
-/// One of the model's tensors as plain data.
-struct Weight {
-    shape: Vec<usize>,
-    values: Vec<f32>,
-}
-
-/// The model's float tensors by their path in the module (`stem.conv.weight`, ...), the same
-/// names as in a checkpoint's safetensors file.
-struct Weights {
-    by_name: HashMap<String, Weight>,
-}
-
-impl Weights {
-    fn of(model: &Model) -> Result<Weights, NetError> {
-        let mut by_name = HashMap::new();
-        for tensor in model.collect(None, None, false) {
-            if tensor.dtype != burn::tensor::DType::F32 {
-                // The batch norm's `training` flag and other non-float state: not weights.
-                continue;
-            }
-            let (name, _, shape, _, bytes) =
-                tensor.into_parts().map_err(|e| NetError::Config(format!("export: reading weights: {e}")))?;
-            let values = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-            by_name.insert(name, Weight { shape: shape.to_vec(), values });
-        }
-        Ok(Weights { by_name })
-    }
-
-    /// The tensor `name`, which must have shape `shape`.
-    fn get(&self, name: &str, shape: &[usize]) -> Result<&[f32], NetError> {
-        let weight = self
-            .by_name
-            .get(name)
-            .ok_or_else(|| NetError::Config(format!("export: the model has no tensor {name}")))?;
-        if weight.shape != shape {
-            return Err(NetError::Config(format!(
-                "export: tensor {name} has shape {:?}, the architecture needs {shape:?}",
-                weight.shape
-            )));
-        }
-        Ok(&weight.values)
-    }
-}
 
 fn int_attribute(name: &str, value: i64) -> AttributeProto {
     AttributeProto { name: name.into(), i: value, r#type: attribute_type::INT, ..Default::default() }
@@ -183,10 +133,8 @@ impl GraphBuilder<'_> {
         )
     }
 
-    /// `ConvBn` `prefix`: the convolution with its batch normalisation folded in. Inference
-    /// normalisation is `gamma * (x - mean) / sqrt(var + eps) + beta` per output channel, so
-    /// scaling the channel's kernel by `gamma / sqrt(var + eps)` and adding
-    /// `beta - mean * gamma / sqrt(var + eps)` as a bias gives the same map (computed in f64).
+    /// `ConvBn` `prefix`: the convolution with its batch normalisation folded in
+    /// ([`Weights::folded_conv_bn`]).
     fn conv_bn(
         &mut self,
         prefix: &str,
@@ -195,21 +143,8 @@ impl GraphBuilder<'_> {
         outputs: usize,
         kernel: usize,
     ) -> Result<String, NetError> {
-        let dims = [outputs, inputs, kernel, kernel];
-        let weight = self.weights.get(&format!("{prefix}.conv.weight"), &dims)?;
-        let gamma = self.weights.get(&format!("{prefix}.norm.gamma"), &[outputs])?;
-        let beta = self.weights.get(&format!("{prefix}.norm.beta"), &[outputs])?;
-        let mean = self.weights.get(&format!("{prefix}.norm.running_mean"), &[outputs])?;
-        let var = self.weights.get(&format!("{prefix}.norm.running_var"), &[outputs])?;
-        let per_output = inputs * kernel * kernel;
-        let mut folded = Vec::with_capacity(weight.len());
-        let mut bias = Vec::with_capacity(outputs);
-        for o in 0..outputs {
-            let scale = gamma[o] as f64 / (var[o] as f64 + BATCH_NORM_EPSILON).sqrt();
-            folded.extend(weight[o * per_output..(o + 1) * per_output].iter().map(|&w| (w as f64 * scale) as f32));
-            bias.push((beta[o] as f64 - mean[o] as f64 * scale) as f32);
-        }
-        Ok(self.conv(prefix, input, (&dims, &folded), &bias))
+        let (folded, bias) = self.weights.folded_conv_bn(prefix, inputs, outputs, kernel)?;
+        Ok(self.conv(prefix, input, (&[outputs, inputs, kernel, kernel], &folded), &bias))
     }
 
     /// Mean and max of `input` `[N, C, H, W]` over the board: `[N, 2C, 1, 1]` (mean channels

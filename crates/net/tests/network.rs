@@ -204,6 +204,51 @@ fn networks_built_at_once_on_many_threads_get_the_weights_of_their_seeds() {
     }
 }
 
+/// Largest difference of two arrays relative to the largest magnitude in `want` (at least 1).
+fn max_relative_difference(got: &[f32], want: &[f32]) -> f32 {
+    assert_eq!(got.len(), want.len());
+    let scale = want.iter().fold(1.0f32, |m, x| m.max(x.abs()));
+    got.iter().zip(want).fold(0.0f32, |m, (a, b)| m.max((a - b).abs())) / scale
+}
+
+#[test]
+fn the_folded_cpu_model_gives_burns_outputs_within_1e_4() {
+    // Trained a little, so that the batch norms' running statistics and affine weights are far
+    // from their initial values (folding an untrained norm would hide a wrong formula). Batches
+    // of 1, 7 and 13 cross the folded convolution's chunks of whole images; Camette's grid is
+    // another shape; one architecture without auxiliary heads and a pooling block in every place.
+    let mut no_aux = NetConfig::new(3, 8);
+    no_aux.aux_heads = false;
+    no_aux.global_pool_every = 1;
+    no_aux.policy_channels = 4;
+    no_aux.value_channels = 6;
+    no_aux.value_hidden = 10;
+    for (variant, config) in [("camelot", NetConfig::new(2, 16)), ("camette", no_aux)] {
+        let Fixture { codec, samples, mut rng, .. } = Fixture::new(variant, 4, 16);
+        let net = Network::new(&config, grid_of(&codec), &cpu(), 11).expect("network");
+        assert!(net.is_folded(), "the CPU network runs folded");
+        let mut trainer = Trainer::new(&net, codec, fitting_config(false)).expect("trainer");
+        let batch: Vec<&TrainingSample> = samples.iter().collect();
+        for _ in 0..20 {
+            trainer.train_step(&batch, &mut rng).expect("step");
+        }
+        let net = trainer.network();
+        let states = sample_states(&rules(variant), 9, 13);
+        for count in [1, 7, 13] {
+            let planes: Vec<f32> = states[..count].iter().flat_map(planes).collect();
+            let folded = net.forward(&planes, count).expect("folded");
+            let burn = net.forward_burn(&planes, count).expect("burn");
+            assert_eq!(folded.policy_logits.len(), burn.policy_logits.len());
+            let policy = max_relative_difference(&folded.policy_logits, &burn.policy_logits);
+            let value = max_relative_difference(&folded.wdl, &burn.wdl);
+            let aux = max_relative_difference(&folded.aux, &burn.aux);
+            assert!(policy < 1e-4 && value < 1e-4 && aux < 1e-4, "{variant} x{count}: {policy} {value} {aux}");
+            assert_eq!(folded.aux.is_empty(), !config.aux_heads);
+        }
+        assert!(net.forward(&[0.0; 3], 1).is_err(), "a wrong number of floats is refused");
+    }
+}
+
 fn info() -> CheckpointInfo {
     CheckpointInfo { variant: "camelot".into(), parent: None, step: 0, generation: Some(0), play: None }
 }
