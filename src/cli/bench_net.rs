@@ -67,14 +67,15 @@ pub fn run(args: NetArgs) -> Result<()> {
     let network = Network::new(&config, grid, &device, 1).context("building the network")?;
     let flops = forward_flops(&config, camelot_game::PLANES, grid) as f64;
     outln!(
-        "network {} on {} ({}x{} grid): {} weights, {:.1} MFLOP per position, device {}",
+        "network {} on {} ({}x{} grid): {} weights, {:.1} MFLOP per position, device {}, inference by {}",
         config.label(),
         rules.name(),
         grid.files,
         grid.ranks,
         network.num_params(),
         flops / 1e6,
-        args.device.device
+        args.device.device,
+        if network.is_folded() && !args.burn { "the folded CPU model" } else { "burn" }
     )?;
 
     let max_batch = args.batch.iter().copied().max().unwrap_or(1).max(args.train_batch);
@@ -102,8 +103,6 @@ pub fn run(args: NetArgs) -> Result<()> {
         true => network.forward_burn(input, batch),
         false => network.forward(input, batch),
     };
-    let engine = if network.is_folded() && !args.burn { "folded CPU model" } else { "burn" };
-    outln!("inference by {engine}")?;
     let mut best = (0.0f64, 0usize);
     for &batch in &args.batch {
         let input = &planes[..batch * per];
