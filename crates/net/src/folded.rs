@@ -1,9 +1,10 @@
 //! The network's inference on the CPU as a few matrix products: batch normalisation folded into
 //! the convolutions (inference normalises with the running statistics, so a convolution and its
-//! normalisation are one affine map), activations kept as `[batch * cells, channels]` so that a
-//! convolution over the whole batch is one im2col and one `gemm` call (the crate burn's CPU
-//! backend itself multiplies with), bias, residual add and ReLU applied in one pass while the
-//! product is still in cache, and each thread's buffers kept from one call to the next.
+//! normalisation are one affine map), activations kept as `[cell, channel]` rows on a padded
+//! grid ([`Padded`]) so that a 3x3 convolution over the whole batch is three `gemm` calls over
+//! sliding windows (the crate burn's CPU backend itself multiplies with), bias, residual add and
+//! ReLU applied in one pass while the product is still in cache, and each thread's buffers kept
+//! from one call to the next.
 //!
 //! Why by hand: burn-flex 0.22.1 runs a convolution image by image with freshly zeroed buffers
 //! and a single-threaded layout copy, and batch normalisation, ReLU and the residual add as
@@ -180,8 +181,8 @@ struct Conv {
     kernel: usize,
     inputs: usize,
     outputs: usize,
-    /// `[kernel * kernel * inputs, outputs]`: row `(ky * kernel + kx) * inputs + i`, the order of
-    /// [`im2col`]'s columns.
+    /// `[kernel * kernel * inputs, outputs]`: row `(ky * kernel + kx) * inputs + i`, so that the
+    /// rows of kernel row `ky` are one block that multiplies a window of three adjacent cells.
     weight: Vec<f32>,
     bias: Vec<f32>,
 }
