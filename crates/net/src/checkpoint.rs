@@ -71,6 +71,10 @@ pub struct PlaySettings {
     pub material_utility: f32,
     /// What a draw cost both sides in the search (`SearchConfig::draw_penalty`).
     pub draw_penalty: f32,
+    /// Plies ahead whose material the material head was trained to predict (`None` or 0:
+    /// the game's end), for readers of the card; players need not know it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub material_horizon: Option<u32>,
 }
 
 /// Where a checkpoint's files live: `stem.safetensors` and `stem.json`.

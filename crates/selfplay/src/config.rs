@@ -129,6 +129,12 @@ pub struct SelfplayConfig {
     /// Self-play and evaluation games both use it; targets are unchanged (a draw is 0).
     #[serde(default)]
     pub draw_penalty: f32,
+    /// Whether a game the no-progress rule ends is scored on material for training, as a
+    /// capped game is (more material wins; equal material draws), instead of as the rules'
+    /// draw. Both end the same way: nobody could make progress, and the side ahead is the
+    /// one the position favours. Off (default): the rules' draw.
+    #[serde(default)]
+    pub no_progress_on_material: bool,
 }
 
 /// Which positions each generation trains on.
@@ -146,6 +152,21 @@ pub struct ReplayConfig {
     /// game's result (0, the default: the result alone).
     #[serde(default)]
     pub root_value_weight: f32,
+    /// Plies ahead whose material balance the material head learns to predict (0, the
+    /// default: the game's end). A few plies make it a learned judge of which pieces hang,
+    /// which the search's material utility then weighs (see `replay::game_samples`).
+    #[serde(default)]
+    pub material_horizon: u32,
+}
+
+impl ReplayConfig {
+    /// How this window turns game records into targets.
+    pub fn target_settings(&self) -> crate::replay::TargetSettings {
+        crate::replay::TargetSettings {
+            root_value_weight: self.root_value_weight,
+            material_horizon: self.material_horizon,
+        }
+    }
 }
 
 /// The evaluation after each generation: the new network against the previous one and
@@ -505,7 +526,11 @@ impl RunConfig {
     /// The search settings the run's models are trained with, written in their cards: the
     /// defaults of any `mcts:` player of them.
     pub fn play_settings(&self) -> PlaySettings {
-        PlaySettings { material_utility: self.selfplay.material_utility, draw_penalty: self.selfplay.draw_penalty }
+        PlaySettings {
+            material_utility: self.selfplay.material_utility,
+            draw_penalty: self.selfplay.draw_penalty,
+            material_horizon: Some(self.replay.material_horizon).filter(|&h| h > 0),
+        }
     }
 
     /// Ply cap of the evaluation games.

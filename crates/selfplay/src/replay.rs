@@ -90,13 +90,34 @@ pub struct GameSamples {
     pub unmirrorable: u32,
 }
 
+/// How a game's record becomes training targets (the `replay` section's keys).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TargetSettings {
+    /// Share of the search's root value in each value target (0: the game's result alone).
+    pub root_value_weight: f32,
+    /// Plies ahead whose material the material head learns (0: the game's end).
+    pub material_horizon: u32,
+}
+
 /// The training positions of one game (its fully searched decisions), with their targets:
 /// the value target is the game's result from the mover's view (a capped game's result is the
 /// material adjudication it got), blended with the search's root value at that decision by
 /// `root_value_weight` (0: the result alone; the blend of "z" and "q" some AlphaZero
-/// reproductions found to learn faster early); final material difference / 14 and plies left
-/// / 100 for the auxiliary heads.
-pub fn game_samples(rules: &Arc<Ruleset>, record: &GameRecord, root_value_weight: f32) -> Result<GameSamples, String> {
+/// reproductions found to learn faster early); plies left / 100 for the auxiliary head, and
+/// for the material head the material difference / 14 from the mover's view
+/// `material_horizon` plies after the position's turn starts (or at the game's end, if that
+/// comes first; 0: always at the end).
+///
+/// A short horizon is there for tactics: captures are compulsory, so a piece left where it
+/// can be jumped is nearly always taken within a ply or two even in noisy self-play, and the
+/// material a few plies on says which pieces hang. The material at the end of a long,
+/// noisy game says little about the position 100 plies before it.
+pub fn game_samples(
+    rules: &Arc<Ruleset>,
+    record: &GameRecord,
+    settings: TargetSettings,
+) -> Result<GameSamples, String> {
+    let root_value_weight = settings.root_value_weight;
     let mut state = record.start_state(rules)?;
     let cells = state.codec().cells() as usize;
     let mut planes = vec![0.0; planes_len(&state.codec())];
@@ -108,6 +129,9 @@ pub fn game_samples(rules: &Arc<Ruleset>, record: &GameRecord, root_value_weight
     let mut legal = Vec::new();
     let mut turn_start = state.clone();
     let mut turn_decisions: Vec<u32> = Vec::new();
+    // White's material minus Black's after each completed ply (index 0: the start).
+    let balance = |pos: &camelot_rules::Position| material(pos, Color::White) - material(pos, Color::Black);
+    let mut balance_at_ply = vec![balance(state.position())];
     let mirrorable = |turn_start: &CamelotState, decisions: &[u32], legal: &[u16]| {
         let legal: Vec<u32> = legal.iter().map(|&a| a as u32).collect();
         mirror_matches(turn_start, decisions, &legal)
@@ -129,6 +153,7 @@ pub fn game_samples(rules: &Arc<Ruleset>, record: &GameRecord, root_value_weight
         turn_decisions.push(action as u32);
         if !state.is_mid_move() {
             plies += 1;
+            balance_at_ply.push(balance(state.position()));
             turn_start = state.clone();
             turn_decisions.clear();
         }
@@ -148,6 +173,13 @@ pub fn game_samples(rules: &Arc<Ruleset>, record: &GameRecord, root_value_weight
         end_reason: if record.end == GameEnd::Rules { state.outcome().map(|o| o.reason) } else { None },
         ..GameSamples::default()
     };
+    let final_balance = balance(&final_pos);
+    let balance_after = |ply: u32| {
+        if settings.material_horizon == 0 {
+            return final_balance;
+        }
+        balance_at_ply.get((ply + settings.material_horizon) as usize).copied().unwrap_or(final_balance)
+    };
     for (s, ply, target, mirrorable) in at_targets {
         s.encode_planes(&mut planes);
         let mover = s.position().turn();
@@ -164,7 +196,7 @@ pub fn game_samples(rules: &Arc<Ruleset>, record: &GameRecord, root_value_weight
             legal: target.legal.clone(),
             policy: target.policy.clone(),
             wdl,
-            material: (material(&final_pos, mover) - material(&final_pos, mover.opponent())) / 14.0,
+            material: mover_sign as f32 * balance_after(ply) / 14.0,
             plies_left: (record.plies.saturating_sub(ply)) as f32 / 100.0,
             mirrorable,
         });

@@ -9,7 +9,7 @@ use camelot_search::GameState as _;
 use camelot_selfplay::record::{
     encode_shard, read_shard, replay_moves, DecisionTarget, GameEnd, GameRecord, PastOpponentRecord,
 };
-use camelot_selfplay::replay::game_samples;
+use camelot_selfplay::replay::{game_samples, TargetSettings};
 use camelot_selfplay::starts::scattered_start;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -190,7 +190,7 @@ fn packed_samples_unpack_to_the_exact_planes_and_targets() {
         let rules = Arc::new(Ruleset::variant(variant).expect("variant"));
         for seed in 0..4 {
             let (record, states) = random_record(&rules, seed);
-            let samples = game_samples(&rules, &record, 0.0).expect("samples").samples;
+            let samples = game_samples(&rules, &record, TargetSettings::default()).expect("samples").samples;
             assert_eq!(samples.len(), states.len());
             let codec = states[0].codec();
             for ((packed, state), target) in samples.iter().zip(&states).zip(&record.targets) {
@@ -212,4 +212,58 @@ fn packed_samples_unpack_to_the_exact_planes_and_targets() {
             assert_eq!(moves.len() as u32, record.plies, "{variant}, game {seed}: one name per whole move");
         }
     }
+}
+
+/// White's material minus Black's (a knight counts two), computed here apart from the replay.
+fn balance(pos: &camelot_rules::Position) -> f32 {
+    use camelot_rules::{Color, Role};
+    let of = |c: Color| (2 * pos.role(c, Role::Knight).count() + pos.role(c, Role::Man).count()) as f32;
+    of(Color::White) - of(Color::Black)
+}
+
+#[test]
+fn the_material_target_is_the_balance_a_horizon_of_plies_after_the_turn_starts() {
+    let rules = Arc::new(Ruleset::variant("camelot").expect("variant"));
+    let (mut differs_from_end, mut differs_from_now, mut checked) = (0, 0, 0);
+    for seed in 0..6 {
+        let (record, states) = random_record(&rules, seed);
+        // The balance at each turn's start, and the ply of each target state.
+        let mut state = record.start_state(&rules).expect("start");
+        let mut at_ply = vec![balance(state.position())];
+        let mut target_plies = Vec::new();
+        let mut plies = 0usize;
+        for (i, &action) in record.actions.iter().enumerate() {
+            if record.targets.iter().any(|t| t.decision as usize == i) {
+                target_plies.push(plies);
+            }
+            state.apply(action as u32);
+            if !state.is_mid_move() {
+                plies += 1;
+                at_ply.push(balance(state.position()));
+            }
+        }
+        let end = *at_ply.last().expect("a start");
+        let cells = states[0].codec().cells() as usize;
+        for horizon in [0u32, 1, 4] {
+            let settings = TargetSettings { material_horizon: horizon, ..TargetSettings::default() };
+            let samples = game_samples(&rules, &record, settings).expect("samples").samples;
+            assert_eq!(samples.len(), target_plies.len());
+            for ((sample, s), &ply) in samples.iter().zip(&states).zip(&target_plies) {
+                let sign = if s.position().turn() == camelot_rules::Color::White { 1.0 } else { -1.0 };
+                let ahead = if horizon == 0 { end } else { at_ply.get(ply + horizon as usize).copied().unwrap_or(end) };
+                let material = sample.unpack(cells).material;
+                assert_eq!(material, sign * ahead / 14.0, "game {seed}, horizon {horizon}, ply {ply}");
+                if horizon == 4 {
+                    checked += 1;
+                    differs_from_end += usize::from(ahead != end);
+                    differs_from_now += usize::from(ahead != at_ply[ply]);
+                }
+            }
+        }
+    }
+    // Random play captures often (captures are compulsory): a horizon of four plies sees
+    // captures the turn's own position does not show, and is not the game's end either.
+    assert!(checked > 100, "{checked} samples");
+    assert!(differs_from_end * 4 > checked, "{differs_from_end} of {checked} differ from the end's balance");
+    assert!(differs_from_now * 10 > checked, "{differs_from_now} of {checked} differ from the balance now");
 }
