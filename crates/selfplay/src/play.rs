@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use camelot_game::CamelotState;
 use camelot_net::{NetEvaluator, Network};
-use camelot_rules::{Color, Ruleset};
+use camelot_rules::{Color, EndReason, Ruleset};
 use camelot_search::{
     derive_seed, EvalError, Evaluations, Evaluator, GameState as _, SearchResult, Searcher, Side, Terminal, Tree,
 };
@@ -292,8 +292,29 @@ fn play_forced(slot: &mut Slot, config: &RunConfig, legal: &mut Vec<u32>) -> Res
     Ok(())
 }
 
-/// Plays `action` in `slot`'s game and records how the game ended, if it did: by the rules,
-/// or at the ply cap, where material decides ([`camelot_arena::ply_cap_winner`], the rule of
+/// The winner a self-play game that the rules ended at `state` with `outcome` is trained as
+/// (1 White, -1 Black, 0 draw): the rules' result, except that with `no_progress_on_material`
+/// a no-progress draw goes to the side with more material (the ply cap's rule,
+/// [`camelot_arena::ply_cap_winner`]).
+pub fn training_winner(state: &CamelotState, outcome: Terminal, no_progress_on_material: bool) -> i8 {
+    match outcome {
+        Terminal::Win(p) => color_sign(p),
+        Terminal::Draw
+            if no_progress_on_material && state.outcome().is_some_and(|o| o.reason == EndReason::NoProgress) =>
+        {
+            match camelot_arena::ply_cap_winner(state.position()) {
+                Some(Color::White) => 1,
+                Some(Color::Black) => -1,
+                None => 0,
+            }
+        }
+        Terminal::Draw => 0,
+    }
+}
+
+/// Plays `action` in `slot`'s game and records how the game ended, if it did: by the rules
+/// (a no-progress draw scored on material with `selfplay.no_progress_on_material`), or at the
+/// ply cap, where material decides ([`camelot_arena::ply_cap_winner`], the rule of
 /// every arena), so that a capped game with a material lead is a win for the side ahead.
 fn play_action(slot: &mut Slot, action: u32, config: &RunConfig) -> Result<(), SelfplayError> {
     let record = &mut slot.record;
@@ -304,10 +325,7 @@ fn play_action(slot: &mut Slot, action: u32, config: &RunConfig) -> Result<(), S
         record.plies += 1;
     }
     if let Some(outcome) = state.terminal() {
-        record.winner = match outcome {
-            Terminal::Win(p) => color_sign(p),
-            Terminal::Draw => 0,
-        };
+        record.winner = training_winner(state, outcome, config.selfplay.no_progress_on_material);
         record.end = GameEnd::Rules;
         slot.done = true;
     } else if record.plies >= config.selfplay.max_plies {

@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex};
 use camelot_arena::ply_cap_winner;
 use camelot_game::{ActionCodec, CamelotState};
 use camelot_net::{grid_of, parse_device, NetEvaluator, Network};
-use camelot_rules::{Color, Ruleset};
+use camelot_rules::{Color, EndReason, Piece, Position, Role, Ruleset, Square};
 use camelot_search::{GameState as _, Searcher, Tree};
-use camelot_selfplay::play::{play_selfplay_group, with_network_threads};
+use camelot_selfplay::play::{play_selfplay_group, training_winner, with_network_threads};
 use camelot_selfplay::record::GameEnd;
-use camelot_selfplay::replay::game_samples;
+use camelot_selfplay::replay::{game_samples, TargetSettings};
 use camelot_selfplay::RunConfig;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -88,7 +88,7 @@ fn a_capped_game_with_a_material_lead_gives_decided_value_targets() {
             decided += 1;
             // A short game may have no fully searched decision (few choices, each full with
             // probability `full_search_fraction`): then it has no samples to check.
-            let samples = game_samples(&rules, game, 0.0).expect("samples").samples;
+            let samples = game_samples(&rules, game, TargetSettings::default()).expect("samples").samples;
             checked += samples.len();
             for sample in &samples {
                 let wdl = sample.unpack(cells).wdl;
@@ -150,4 +150,39 @@ fn fast_searches_add_no_noise_and_full_searches_do() {
         full_varies |= (2..6).any(|seed| search(&mut full, state, seed) != full_first);
     }
     assert!(full_varies, "full searches explore (Gumbel noise), so some result must depend on the seed");
+}
+
+/// A position one quiet move from the no-progress limit: White has `white` (knights, men) on
+/// ranks 6-7, Black has `black` on ranks 11-12, far from contact and from the castles.
+fn near_no_progress(rules: &Arc<Ruleset>, white: (usize, usize), black: (usize, usize)) -> CamelotState {
+    let mut pos = Position::empty();
+    let files = ["E", "F", "G", "H"];
+    let mut place = |color: Color, (knights, men): (usize, usize), rank: u32| {
+        for (i, file) in files.iter().take(knights + men).enumerate() {
+            let role = if i < knights { Role::Knight } else { Role::Man };
+            let sq = Square::parse(&format!("{file}{rank}")).expect("a square");
+            pos.put(sq, Piece { color, role });
+        }
+    };
+    place(Color::White, white, 6);
+    place(Color::Black, black, 12);
+    pos.set_turn(Color::White);
+    pos.set_counters(rules.flags().no_progress_plies - 1, 60);
+    pos.rehash(rules);
+    CamelotState::from_position(rules.clone(), pos)
+}
+
+#[test]
+fn a_no_progress_draw_is_scored_on_material_only_when_asked() {
+    let rules = Arc::new(Ruleset::variant("camelot").expect("variant"));
+    for (white, black, lead) in [((2, 2), (1, 1), 1), ((1, 1), (2, 2), -1), ((1, 2), (1, 2), 0)] {
+        let mut state = near_no_progress(&rules, white, black);
+        // The first quiet move: no capture is possible this far apart.
+        let quiet = state.legal_moves().into_iter().next().expect("a legal move");
+        state.play_move(&quiet);
+        let outcome = state.terminal().expect("the no-progress limit ends the game");
+        assert_eq!(state.outcome().map(|o| o.reason), Some(EndReason::NoProgress));
+        assert_eq!(training_winner(&state, outcome, false), 0, "the rules' draw, {white:?} against {black:?}");
+        assert_eq!(training_winner(&state, outcome, true), lead, "on material, {white:?} against {black:?}");
+    }
 }
