@@ -108,10 +108,12 @@ pub struct TargetSettings {
 /// `material_horizon` plies after the position's turn starts (or at the game's end, if that
 /// comes first; 0: always at the end).
 ///
-/// A short horizon is there for tactics: captures are compulsory, so a piece left where it
+/// A short horizon is meant for tactics: captures are compulsory, so a piece left where it
 /// can be jumped is nearly always taken within a ply or two even in noisy self-play, and the
-/// material a few plies on says which pieces hang. The material at the end of a long,
-/// noisy game says little about the position 100 plies before it.
+/// material a few plies on says which pieces hang, where the material at the end of a long,
+/// noisy game says little about the position 100 plies before it. Measured at 4 plies on
+/// `configs/quick.toml` it taught the networks to avoid contact and made them no stronger
+/// (docs/BENCHMARKS.md), so configs leave it at 0.
 pub fn game_samples(
     rules: &Arc<Ruleset>,
     record: &GameRecord,

@@ -24,7 +24,7 @@ fn every_shipped_config_is_valid() {
         }
     }
     names.sort();
-    for wanted in ["cam", "gpu", "quick", "standard", "tiny"] {
+    for wanted in ["cam", "gpu", "hour", "quick", "standard", "tiny"] {
         assert!(names.iter().any(|n| n == wanted), "configs/{wanted}.toml missing: {names:?}");
     }
     let standard = RunConfig::load(&configs_dir().join("standard.toml")).expect("standard");
