@@ -302,13 +302,18 @@ pub fn training_winner(state: &CamelotState, outcome: Terminal, no_progress_on_m
         Terminal::Draw
             if no_progress_on_material && state.outcome().is_some_and(|o| o.reason == EndReason::NoProgress) =>
         {
-            match camelot_arena::ply_cap_winner(state.position()) {
-                Some(Color::White) => 1,
-                Some(Color::Black) => -1,
-                None => 0,
-            }
+            material_winner(state.position())
         }
         Terminal::Draw => 0,
+    }
+}
+
+/// The ply cap's adjudication of `pos` as a record's winner (1 White, -1 Black, 0 draw).
+fn material_winner(pos: &camelot_rules::Position) -> i8 {
+    match camelot_arena::ply_cap_winner(pos) {
+        Some(Color::White) => 1,
+        Some(Color::Black) => -1,
+        None => 0,
     }
 }
 
@@ -329,11 +334,7 @@ fn play_action(slot: &mut Slot, action: u32, config: &RunConfig) -> Result<(), S
         record.end = GameEnd::Rules;
         slot.done = true;
     } else if record.plies >= config.selfplay.max_plies {
-        record.winner = match camelot_arena::ply_cap_winner(state.position()) {
-            Some(Color::White) => 1,
-            Some(Color::Black) => -1,
-            None => 0,
-        };
+        record.winner = material_winner(state.position());
         record.end = GameEnd::PlyCap;
         slot.done = true;
     }

@@ -153,7 +153,7 @@ fn fast_searches_add_no_noise_and_full_searches_do() {
 }
 
 /// A position one quiet move from the no-progress limit: White has `white` (knights, men) on
-/// ranks 6-7, Black has `black` on ranks 11-12, far from contact and from the castles.
+/// rank 6, Black has `black` on rank 12, far from contact and from the castles.
 fn near_no_progress(rules: &Arc<Ruleset>, white: (usize, usize), black: (usize, usize)) -> CamelotState {
     let mut pos = Position::empty();
     let files = ["E", "F", "G", "H"];
