@@ -22,7 +22,7 @@ rm -rf "$work" && mkdir -p "$work"
 export RAYON_NUM_THREADS=1 OMP_NUM_THREADS=1
 
 rate() { awk -v b="batch $1:" 'index($0, b) == 1 { print $3 }'; }
-train_rate() { awk '/^training/ { print $4 }'; }
+train_rate() { awk '/^training/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^positions\/s/) print $i }'; }
 
 rows=()
 for size in $SIZES; do

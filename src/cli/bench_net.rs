@@ -34,8 +34,9 @@ pub struct NetArgs {
     train_steps: usize,
     #[command(flatten)]
     device: DeviceArgs,
-    /// Time burn's own operators instead of the folded CPU model that `cpu` runs by default
-    /// (for comparison; other devices always run burn).
+    /// Time burn's own operators instead of the folded CPU model that `cpu` runs by default,
+    /// and burn's autodiff instead of the CPU's hand-written gradients for training (for
+    /// comparison; other devices always run burn).
     #[arg(long)]
     burn: bool,
     /// Also run the largest batch on the CPU and fail if the outputs differ by a relative error
@@ -146,6 +147,9 @@ pub fn run(args: NetArgs) -> Result<()> {
             .collect();
         let batch: Vec<&TrainingSample> = samples.iter().collect();
         let mut trainer = Trainer::new(&network, codec, TrainConfig::default())?;
+        if args.burn {
+            trainer.use_autodiff();
+        }
         trainer.train_step(&batch, &mut rng)?;
         let started = Instant::now();
         for _ in 0..args.train_steps {
@@ -156,8 +160,9 @@ pub fn run(args: NetArgs) -> Result<()> {
         // A training step costs about three forward passes (forward, and backward for inputs
         // and for weights).
         outln!(
-            "training (batch {}): {positions:.0} positions/s, {:.0} ms per step, {:.1} GFLOP/s",
+            "training (batch {}, gradients by {}): {positions:.0} positions/s, {:.0} ms per step, {:.1} GFLOP/s",
             args.train_batch,
+            if trainer.gradients_by_hand() { "hand" } else { "burn's autodiff" },
             1e3 * seconds / args.train_steps as f64,
             3.0 * positions * flops / 1e9
         )?;

@@ -114,20 +114,39 @@ fn matmul_rows(
     dst: &mut [f32],
     accumulate: bool,
 ) {
+    gemm(m, n, k, (lhs, lhs_stride, 1), (rhs, n, 1), dst, accumulate);
+}
+
+/// `dst[m, n] (+)= sum_k lhs[m, k] * rhs[k, n]` with element `(r, c)` of a matrix at
+/// `r * rows + c * cols` of its slice (any strides, rows of `lhs` may overlap), `dst` dense
+/// row-major with `n` columns; with `accumulate` the product is added to `dst`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gemm(
+    m: usize,
+    n: usize,
+    k: usize,
+    lhs: (&[f32], usize, usize),
+    rhs: (&[f32], usize, usize),
+    dst: &mut [f32],
+    accumulate: bool,
+) {
     if m == 0 || n == 0 {
         return;
     }
-    assert!(rhs.len() >= k * n && dst.len() >= m * n, "matmul shapes");
+    assert!(dst.len() >= m * n, "gemm destination");
     if k == 0 {
         if !accumulate {
             dst[..m * n].fill(0.0);
         }
         return;
     }
-    assert!(lhs.len() >= (m - 1) * lhs_stride + k, "matmul shapes");
-    // SAFETY: the assertions keep every element gemm reads or writes (lhs[i * lhs_stride + j],
-    // rhs[j * n + c], dst[i * n + c] for i < m, j < k, c < n) inside the three slices; `dst`
-    // is borrowed mutably, so it overlaps neither input (overlapping rows of `lhs` are only read).
+    let (lhs, lhs_rows, lhs_cols) = lhs;
+    let (rhs, rhs_rows, rhs_cols) = rhs;
+    assert!(lhs.len() > (m - 1) * lhs_rows + (k - 1) * lhs_cols, "gemm left operand");
+    assert!(rhs.len() > (k - 1) * rhs_rows + (n - 1) * rhs_cols, "gemm right operand");
+    // SAFETY: the assertions keep every element read (lhs[i * lhs_rows + j * lhs_cols],
+    // rhs[j * rhs_rows + c * rhs_cols]) or written (dst[i * n + c]) for i < m, j < k, c < n
+    // inside its slice; `dst` is borrowed mutably, so it overlaps neither input.
     unsafe {
         gemm::gemm(
             m,
@@ -138,11 +157,11 @@ fn matmul_rows(
             n as isize,
             accumulate,
             lhs.as_ptr(),
-            1,
-            lhs_stride as isize,
+            lhs_cols as isize,
+            lhs_rows as isize,
             rhs.as_ptr(),
-            1,
-            n as isize,
+            rhs_cols as isize,
+            rhs_rows as isize,
             if accumulate { 1.0 } else { 0.0 },
             1.0,
             false,
@@ -253,39 +272,39 @@ impl Conv {
 /// `(1 + b * (ranks + 1) + r) * (files + 1) + 1 + f`. A 3x3 window then never leaves the
 /// buffer and reads zeros off the board, as "same" padding does.
 #[derive(Clone, Copy, Debug)]
-struct Padded {
-    ranks: usize,
-    files: usize,
+pub(crate) struct Padded {
+    pub(crate) ranks: usize,
+    pub(crate) files: usize,
     /// Cells per padded rank: `files + 1`.
-    stride: usize,
-    images: usize,
+    pub(crate) stride: usize,
+    pub(crate) images: usize,
 }
 
 impl Padded {
-    fn new(grid: GridShape, images: usize) -> Padded {
+    pub(crate) fn new(grid: GridShape, images: usize) -> Padded {
         Padded { ranks: grid.ranks, files: grid.files, stride: grid.files + 1, images }
     }
 
     /// Cells of the whole buffer.
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         (self.images * (self.ranks + 1) + 2) * self.stride
     }
 
-    fn cell(&self, image: usize, rank: usize, file: usize) -> usize {
+    pub(crate) fn cell(&self, image: usize, rank: usize, file: usize) -> usize {
         (1 + image * (self.ranks + 1) + rank) * self.stride + 1 + file
     }
 
     /// The first board cell; [`Padded::end_cell`] is one past the last.
-    fn first_cell(&self) -> usize {
+    pub(crate) fn first_cell(&self) -> usize {
         self.cell(0, 0, 0)
     }
 
-    fn end_cell(&self) -> usize {
+    pub(crate) fn end_cell(&self) -> usize {
         self.cell(self.images - 1, self.ranks - 1, self.files - 1) + 1
     }
 
     /// Zeroes every cell of `x` (`channels` floats each) that is not on a board.
-    fn clear_margins(&self, x: &mut [f32], channels: usize) {
+    pub(crate) fn clear_margins(&self, x: &mut [f32], channels: usize) {
         let (first, end) = (self.first_cell(), self.end_cell());
         x[..first * channels].fill(0.0);
         x[end * channels..self.len() * channels].fill(0.0);
@@ -305,7 +324,7 @@ impl Padded {
     }
 
     /// The board cells of `image` as ranges of padded cells, one per rank.
-    fn ranks_of(&self, image: usize) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    pub(crate) fn ranks_of(&self, image: usize) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
         (0..self.ranks).map(move |rank| {
             let start = self.cell(image, rank, 0);
             start..start + self.files

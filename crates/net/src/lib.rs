@@ -15,6 +15,7 @@
 //! and `wgpu` need the cargo features of the same names.
 #![warn(missing_docs)]
 
+mod backprop;
 pub mod checkpoint;
 mod config;
 mod device;

@@ -117,6 +117,27 @@ impl Model {
         }
     }
 
+    /// The batch normalisation of the `ConvBn` at `prefix` (`stem`, `tower.0.first`,
+    /// `policy_conv`, ...), as named in the weights.
+    pub(crate) fn batch_norm(&self, prefix: &str) -> Option<&BatchNorm> {
+        let conv_bn = match prefix {
+            "stem" => &self.stem,
+            "policy_conv" => &self.policy_conv,
+            "value_conv" => &self.value_conv,
+            _ => {
+                let rest = prefix.strip_prefix("tower.")?;
+                let (index, which) = rest.split_once('.')?;
+                let block = self.tower.get(index.parse::<usize>().ok()?)?;
+                match which {
+                    "first" => &block.first,
+                    "second" => &block.second,
+                    _ => return None,
+                }
+            }
+        };
+        Some(&conv_bn.norm)
+    }
+
     /// Runs the network on `input`, `[batch, planes, ranks, files]`.
     pub fn forward(&self, input: Tensor<4>) -> ModelOutput {
         let [batch, _, ranks, files] = input.dims();

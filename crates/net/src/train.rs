@@ -3,17 +3,21 @@
 //! learning-rate schedule, gradient clipping and left-right mirror augmentation.
 
 use burn::grad_clipping::GradientClippingConfig;
-use burn::module::Module;
+use std::collections::HashMap;
+
+use burn::module::{Module, ModuleVisitor, Param, ParamId};
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Bytes, Device, Tensor, TensorData};
-use camelot_game::{mirror_action, mirror_planes, ActionCodec};
+use camelot_game::{mirror_action, mirror_planes, ActionCodec, PLANES};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::backprop::{Batch, LossWeights, TrainingModel};
 use crate::error::NetError;
+use crate::folded::Weights;
 use crate::model::{Model, AUX_OUTPUTS};
 use crate::network::{grid_of, to_vec, Network};
 
@@ -237,6 +241,31 @@ pub struct Trainer {
     codec: ActionCodec,
     device: Device,
     step: u64,
+    /// On burn's CPU device: the parameter ids by name, for the hand-written gradients of
+    /// [`crate::backprop`] (burn's optimizer applies them); elsewhere burn's autodiff.
+    by_hand: Option<HashMap<String, ParamId>>,
+}
+
+/// The model's float parameters by path (`stem.conv.weight`, ...): every field of a module
+/// enters the path, as in a checkpoint's tensor names.
+#[derive(Default)]
+struct ParamIds {
+    path: Vec<String>,
+    ids: HashMap<String, ParamId>,
+}
+
+impl ModuleVisitor for ParamIds {
+    fn enter_module(&mut self, name: &str, _container_type: &str) {
+        self.path.push(name.to_string());
+    }
+
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.path.pop();
+    }
+
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        self.ids.insert(self.path.join("."), param.id);
+    }
 }
 
 impl std::fmt::Debug for Trainer {
@@ -274,7 +303,23 @@ impl Trainer {
         let device = network.device().clone().autodiff();
         let model = network.model().clone().to_device(&device).train();
         let optimizer = config.optimizer();
-        Ok(Trainer { model, optimizer, config, network: network.clone(), codec, device, step: 0 })
+        let by_hand = network.is_folded().then(|| {
+            let mut ids = ParamIds::default();
+            model.visit(&mut ids);
+            ids.ids
+        });
+        Ok(Trainer { model, optimizer, config, network: network.clone(), codec, device, step: 0, by_hand })
+    }
+
+    /// Computes the gradients with burn's autodiff even on the CPU: the reference the
+    /// hand-written CPU gradients ([`crate::backprop`]) are checked and timed against.
+    pub fn use_autodiff(&mut self) {
+        self.by_hand = None;
+    }
+
+    /// Whether the gradients are computed by hand on the CPU rather than by burn's autodiff.
+    pub fn gradients_by_hand(&self) -> bool {
+        self.by_hand.is_some()
     }
 
     /// Steps taken so far.
@@ -332,18 +377,102 @@ impl Trainer {
         Ok(b)
     }
 
-    /// One optimizer step on `samples`; returns the losses measured before the update.
+    /// One optimizer step on `samples`; returns the losses measured before the update. On
+    /// the CPU the gradients are computed by hand ([`crate::backprop`]), elsewhere by burn's
+    /// autodiff; burn's optimizer applies them either way.
     pub fn train_step(&mut self, samples: &[&TrainingSample], rng: &mut impl Rng) -> Result<TrainStats, NetError> {
         if samples.is_empty() {
             return Err(NetError::Batch("an empty training batch".into()));
         }
-        let n = samples.len();
-        let actions = self.network.grid().actions();
         let b = self.arrays(samples, rng)?;
+        let learning_rate = self.config.learning_rate_at(self.step);
+        let (stats, grads) = match &self.by_hand {
+            Some(_) => self.hand_gradients(&b, samples.len())?,
+            None => self.gradients_by_autodiff(&b, samples.len())?,
+        };
+        self.model = self.optimizer.step(learning_rate, self.model.clone(), grads);
+        self.step += 1;
+        // A loss that is not finite means weights that are not either (or soon will be): stop
+        // here, before anything trained from them is saved or played.
+        if !stats.total.is_finite() {
+            return Err(NetError::Diverged(format!(
+                "the loss at training step {} is {} (learning rate {learning_rate:e}): lower the learning rate",
+                self.step, stats.total
+            )));
+        }
+        Ok(TrainStats { learning_rate, ..stats })
+    }
+
+    fn loss_weights(&self) -> LossWeights {
+        LossWeights {
+            policy: self.config.policy_weight,
+            value: self.config.value_weight,
+            material: self.config.material_weight,
+            plies_left: self.config.plies_left_weight,
+        }
+    }
+
+    /// The losses and gradients of one batch by [`crate::backprop`], and each batch
+    /// normalisation's running statistics moved toward the batch's as burn's training
+    /// forward pass moves them.
+    fn hand_gradients(&mut self, b: &BatchArrays, n: usize) -> Result<(TrainStats, GradientsParams), NetError> {
+        let ids = self.by_hand.as_ref().ok_or_else(|| NetError::Config("no parameter ids".into()))?;
+        let weights = Weights::of(&self.model)?;
+        let model = TrainingModel::new(&weights, self.network.config(), PLANES, self.network.grid())?;
+        let batch = Batch { size: n, planes: &b.planes, mask: &b.mask, policy: &b.policy, wdl: &b.wdl, aux: &b.aux };
+        let (losses, gradients) = model.loss_and_gradients(&batch, self.loss_weights());
+        let inner = self.device.clone().inner();
+        let mut grads = GradientsParams::new();
+        for g in gradients.params {
+            let id =
+                *ids.get(&g.name).ok_or_else(|| NetError::Config(format!("the model has no parameter {}", g.name)))?;
+            let data = TensorData::new(g.values, g.shape.clone());
+            match g.shape.len() {
+                1 => grads.register::<1>(id, Tensor::from_data(data, &inner)),
+                2 => grads.register::<2>(id, Tensor::from_data(data, &inner)),
+                4 => grads.register::<4>(id, Tensor::from_data(data, &inner)),
+                rank => return Err(NetError::Config(format!("parameter {} has rank {rank}", g.name))),
+            }
+        }
+        for update in gradients.norms {
+            let norm = self
+                .model
+                .batch_norm(&update.prefix)
+                .ok_or_else(|| NetError::Config(format!("the model has no batch normalisation {}", update.prefix)))?;
+            let m = norm.momentum as f32;
+            let c = update.mean.len();
+            let blend = |running: &[f32], batch: &[f32]| -> Vec<f32> {
+                running.iter().zip(batch).map(|(r, v)| r * (1.0 - m) + v * m).collect()
+            };
+            // `value_sync`: the last update lives in a per-thread slot until synchronised
+            // (the weights' snapshot would read the value before it).
+            let mean = blend(&to_vec(norm.running_mean.value_sync())?, &update.mean);
+            let var = blend(&to_vec(norm.running_var.value_sync())?, &update.var);
+            norm.running_mean.update(Tensor::from_data(TensorData::new(mean, [c]), &self.device));
+            norm.running_var.update(Tensor::from_data(TensorData::new(var, [c]), &self.device));
+        }
+        let correct =
+            losses.wdl_logits.chunks(3).zip(b.wdl.chunks(3)).filter(|(p, t)| argmax3(p) == argmax3(t)).count();
+        let stats = TrainStats {
+            total: losses.total,
+            policy: losses.policy,
+            value: losses.value,
+            material: losses.material.unwrap_or(0.0),
+            plies_left: losses.plies_left.unwrap_or(0.0),
+            value_accuracy: correct as f32 / n as f32,
+            learning_rate: 0.0,
+        };
+        Ok((stats, grads))
+    }
+
+    /// The losses and gradients of one batch by burn's autodiff (training-mode forward pass,
+    /// which also moves the normalisations' running statistics).
+    fn gradients_by_autodiff(&mut self, b: &BatchArrays, n: usize) -> Result<(TrainStats, GradientsParams), NetError> {
+        let actions = self.network.grid().actions();
         let d = &self.device;
         let input = self.network.input(&b.planes, n, d)?;
-        let mask = Tensor::<2>::from_data(TensorData::new(b.mask, [n, actions]), d);
-        let policy_target = Tensor::<2>::from_data(TensorData::new(b.policy, [n, actions]), d);
+        let mask = Tensor::<2>::from_data(TensorData::new(b.mask.clone(), [n, actions]), d);
+        let policy_target = Tensor::<2>::from_data(TensorData::new(b.policy.clone(), [n, actions]), d);
         let wdl_target = Tensor::<2>::from_data(TensorData::new(b.wdl.clone(), [n, 3]), d);
 
         let out = self.model.forward(input);
@@ -353,7 +482,7 @@ impl Trainer {
             + value_loss.clone().mul_scalar(self.config.value_weight);
         let mut aux_losses = (None, None);
         if let Some(aux) = out.aux {
-            let target = Tensor::<2>::from_data(TensorData::new(b.aux, [n, AUX_OUTPUTS.len()]), d);
+            let target = Tensor::<2>::from_data(TensorData::new(b.aux.clone(), [n, AUX_OUTPUTS.len()]), d);
             let sq = (aux - target).powi_scalar(2);
             let material = sq.clone().narrow(1, 0, 1).mean();
             let plies = sq.narrow(1, 1, 1).mean();
@@ -362,33 +491,21 @@ impl Trainer {
                 + plies.clone().mul_scalar(self.config.plies_left_weight);
             aux_losses = (Some(material), Some(plies));
         }
-
         let grads = GradientsParams::from_grads(total.backward(), &self.model);
-        let learning_rate = self.config.learning_rate_at(self.step);
-        self.model = self.optimizer.step(learning_rate, self.model.clone(), grads);
-        self.step += 1;
 
         let scalar = |t: Tensor<1>| -> Result<f32, NetError> { Ok(to_vec(t)?.first().copied().unwrap_or(0.0)) };
         let predicted = to_vec(out.wdl_logits)?;
         let correct = predicted.chunks(3).zip(b.wdl.chunks(3)).filter(|(p, t)| argmax3(p) == argmax3(t)).count();
-        let total = scalar(total)?;
-        // A loss that is not finite means weights that are not either (or soon will be): stop
-        // here, before anything trained from them is saved or played.
-        if !total.is_finite() {
-            return Err(NetError::Diverged(format!(
-                "the loss at training step {} is {total} (learning rate {learning_rate:e}): lower the learning rate",
-                self.step
-            )));
-        }
-        Ok(TrainStats {
-            total,
+        let stats = TrainStats {
+            total: scalar(total)?,
             policy: scalar(policy_loss)?,
             value: scalar(value_loss)?,
             material: aux_losses.0.map(scalar).transpose()?.unwrap_or(0.0),
             plies_left: aux_losses.1.map(scalar).transpose()?.unwrap_or(0.0),
             value_accuracy: correct as f32 / n as f32,
-            learning_rate,
-        })
+            learning_rate: 0.0,
+        };
+        Ok((stats, grads))
     }
 
     /// The optimizer state and step as bytes (see [`crate::checkpoint`] for the file).

@@ -211,18 +211,96 @@ fn max_relative_difference(got: &[f32], want: &[f32]) -> f32 {
     got.iter().zip(want).fold(0.0f32, |m, (a, b)| m.max((a - b).abs())) / scale
 }
 
+/// A small architecture with a pooling block in every place and no auxiliary heads: the
+/// branches `NetConfig::new` leaves out.
+fn pooled_without_aux() -> NetConfig {
+    let mut config = NetConfig::new(3, 8);
+    config.aux_heads = false;
+    config.global_pool_every = 1;
+    config.policy_channels = 4;
+    config.value_channels = 6;
+    config.value_hidden = 10;
+    config
+}
+
+#[test]
+fn hand_written_cpu_gradients_train_as_burns_autodiff() {
+    // Two trainers from one network and one seed, one with the CPU's hand-written gradients,
+    // one with burn's autodiff; plain SGD (no momentum, clipping or decay), so that the
+    // weights after each step are the gradients themselves, scaled. Every loss of every step,
+    // then the trained networks' outputs (running statistics included), must agree. Camette
+    // with a pooling block everywhere and no auxiliary heads covers the other branches.
+    let no_aux = pooled_without_aux();
+    let sgd = TrainConfig {
+        optimizer: OptimizerKind::Sgd,
+        learning_rate: 0.002,
+        momentum: 0.0,
+        nesterov: false,
+        weight_decay: 0.0,
+        grad_clip_norm: None,
+        material_weight: 1.0,
+        plies_left_weight: 1.0,
+        ..TrainConfig::default()
+    };
+    for (variant, config) in [("camelot", NetConfig::new(2, 16)), ("camette", no_aux)] {
+        let Fixture { codec, samples, .. } = Fixture::new(variant, 6, 24);
+        let net = Network::new(&config, grid_of(&codec), &cpu(), 13).expect("network");
+        let mut by_hand = Trainer::new(&net, codec, sgd.clone()).expect("trainer");
+        let mut autodiff = Trainer::new(&net, codec, sgd.clone()).expect("trainer");
+        autodiff.use_autodiff();
+        assert!(by_hand.gradients_by_hand() && !autodiff.gradients_by_hand());
+        let batch: Vec<&TrainingSample> = samples.iter().collect();
+        let (mut rng_a, mut rng_b) = (ChaCha8Rng::seed_from_u64(3), ChaCha8Rng::seed_from_u64(3));
+        let states = sample_states(&rules(variant), 9, 7);
+        let planes: Vec<f32> = states.iter().flat_map(planes).collect();
+        let start = net.forward(&planes, 7).expect("forward");
+        for step in 0..8 {
+            let a = by_hand.train_step(&batch, &mut rng_a).expect("step");
+            let b = autodiff.train_step(&batch, &mut rng_b).expect("step");
+            for (name, x, y) in [
+                ("total", a.total, b.total),
+                ("policy", a.policy, b.policy),
+                ("value", a.value, b.value),
+                ("material", a.material, b.material),
+                ("plies left", a.plies_left, b.plies_left),
+            ] {
+                // The first step starts from the same weights; later ones from weights that
+                // differ by rounding (sums in another order), which training amplifies.
+                let tolerance = if step == 0 { 1e-5 } else { 1e-4 };
+                assert!((x - y).abs() <= tolerance * y.abs().max(1.0), "{variant} step {step} {name}: {x} vs {y}");
+            }
+            // Each step of plain SGD moves each weight by the learning rate times its gradient,
+            // and each running statistic toward the batch's: the two networks must have moved
+            // alike, to within rounding.
+            {
+                let a = by_hand.network().forward(&planes, 7).expect("forward");
+                let b = autodiff.network().forward(&planes, 7).expect("forward");
+                let moved = max_relative_difference(&b.policy_logits, &start.policy_logits)
+                    .max(max_relative_difference(&b.wdl, &start.wdl));
+                let apart = max_relative_difference(&a.policy_logits, &b.policy_logits)
+                    .max(max_relative_difference(&a.wdl, &b.wdl))
+                    .max(max_relative_difference(&a.aux, &b.aux));
+                assert!(moved > 1e-2 && apart < 2e-3 * moved, "{variant} step {step}: moved {moved}, apart {apart}");
+            }
+        }
+        let a = by_hand.network().forward(&planes, 7).expect("forward");
+        let b = autodiff.network().forward(&planes, 7).expect("forward");
+        let policy = max_relative_difference(&a.policy_logits, &b.policy_logits);
+        let value = max_relative_difference(&a.wdl, &b.wdl);
+        let aux = max_relative_difference(&a.aux, &b.aux);
+        assert!(policy < 1e-3 && value < 1e-3 && aux < 1e-3, "{variant}: {policy} {value} {aux}");
+        // The steps moved the weights, so the comparison above is not of two untrained nets.
+        assert!(max_relative_difference(&a.policy_logits, &start.policy_logits) > 1e-2, "{variant}: trained");
+    }
+}
+
 #[test]
 fn the_folded_cpu_model_gives_burns_outputs_within_1e_4() {
     // Trained a little, so that the batch norms' running statistics and affine weights are far
     // from their initial values (folding an untrained norm would hide a wrong formula). Batches
     // of 1, 7 and 13 cross the folded convolution's chunks of whole images; Camette's grid is
     // another shape; one architecture without auxiliary heads and a pooling block in every place.
-    let mut no_aux = NetConfig::new(3, 8);
-    no_aux.aux_heads = false;
-    no_aux.global_pool_every = 1;
-    no_aux.policy_channels = 4;
-    no_aux.value_channels = 6;
-    no_aux.value_hidden = 10;
+    let no_aux = pooled_without_aux();
     for (variant, config) in [("camelot", NetConfig::new(2, 16)), ("camette", no_aux)] {
         let Fixture { codec, samples, mut rng, .. } = Fixture::new(variant, 4, 16);
         let net = Network::new(&config, grid_of(&codec), &cpu(), 11).expect("network");
