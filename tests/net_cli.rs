@@ -73,7 +73,7 @@ fn bench_net_lines_have_the_documented_shape() {
         let prefix = format!("batch {batch}: ");
         assert!(line.starts_with(&prefix) && line.contains(" positions/s, ") && line.ends_with(" GFLOP/s"), "{line}");
     }
-    assert!(lines[3].starts_with("training (batch 4): "), "{}", lines[3]);
+    assert!(lines[3].starts_with("training (batch 4, gradients by hand): "), "{}", lines[3]);
     let last = lines.last().expect("a last line");
     assert!(last.starts_with("best: ") && (last.ends_with("at batch 1") || last.ends_with("at batch 4")), "{last}");
 }
