@@ -18,7 +18,7 @@
 
 use crate::config::{GridShape, NetConfig};
 use crate::error::NetError;
-use crate::folded::{gemm, Padded, Weights, BATCH_NORM_EPSILON};
+use crate::folded::{gemm, kernel_rows, Padded, Weights, BATCH_NORM_EPSILON};
 use crate::model::AUX_OUTPUTS;
 
 /// A dense row-major `[rows, cols]` matrix as a `gemm` operand.
@@ -150,19 +150,6 @@ struct ConvNormCache {
     z: Vec<f32>,
     out: Vec<f32>,
     stats: NormStats,
-}
-
-/// burn's kernel layout `[outputs, inputs, kernel, kernel]` to `[(ky, kx, i), o]`.
-fn kernel_rows(oihw: &[f32], inputs: usize, outputs: usize, kernel: usize) -> Vec<f32> {
-    let mut weight = vec![0.0; kernel * kernel * inputs * outputs];
-    for o in 0..outputs {
-        for i in 0..inputs {
-            for k in 0..kernel * kernel {
-                weight[(k * inputs + i) * outputs + o] = oihw[(o * inputs + i) * kernel * kernel + k];
-            }
-        }
-    }
-    weight
 }
 
 /// The inverse of [`kernel_rows`].
@@ -587,18 +574,8 @@ impl TrainingModel {
         let layout = Padded::new(grid, n);
         let mut grads = Gradients::default();
 
-        // [batch, planes, ranks, files] -> padded [cell, planes].
-        let planes = self.planes;
-        let mut input = vec![0.0; layout.len() * planes];
-        for (image, src) in batch.planes.chunks_exact(planes * cells).enumerate() {
-            for (plane, values) in src.chunks_exact(cells).enumerate() {
-                for (rank, run) in layout.ranks_of(image).enumerate() {
-                    for (f, cell) in run.enumerate() {
-                        input[cell * planes + plane] = values[rank * grid.files + f];
-                    }
-                }
-            }
-        }
+        let mut input = Vec::new();
+        layout.scatter_planes(batch.planes, self.planes, &mut input);
         let padded_rows = |image: usize| layout.ranks_of(image).flatten();
 
         // Forward, keeping what the backward pass reads.

@@ -195,6 +195,19 @@ fn bias_residual_relu(x: &mut [f32], bias: &[f32], residual: Option<&[f32]>, rel
     }
 }
 
+/// burn's kernel layout `[outputs, inputs, kernel, kernel]` to `[(ky, kx, i), o]`.
+pub(crate) fn kernel_rows(oihw: &[f32], inputs: usize, outputs: usize, kernel: usize) -> Vec<f32> {
+    let mut weight = vec![0.0; kernel * kernel * inputs * outputs];
+    for o in 0..outputs {
+        for i in 0..inputs {
+            for k in 0..kernel * kernel {
+                weight[(k * inputs + i) * outputs + o] = oihw[(o * inputs + i) * kernel * kernel + k];
+            }
+        }
+    }
+    weight
+}
+
 /// A convolution with stride 1 and "same" zero padding, its bias folded in.
 struct Conv {
     kernel: usize,
@@ -209,17 +222,7 @@ struct Conv {
 impl Conv {
     /// From burn's kernel layout `[outputs, inputs, kernel, kernel]`.
     fn new(oihw: &[f32], bias: Vec<f32>, inputs: usize, outputs: usize, kernel: usize) -> Conv {
-        let mut weight = vec![0.0; kernel * kernel * inputs * outputs];
-        for o in 0..outputs {
-            for i in 0..inputs {
-                for ky in 0..kernel {
-                    for kx in 0..kernel {
-                        weight[((ky * kernel + kx) * inputs + i) * outputs + o] =
-                            oihw[((o * inputs + i) * kernel + ky) * kernel + kx];
-                    }
-                }
-            }
-        }
+        let weight = kernel_rows(oihw, inputs, outputs, kernel);
         Conv { kernel, inputs, outputs, weight, bias }
     }
 
@@ -319,6 +322,22 @@ impl Padded {
                 // The zero rank below this image (and its row's left cell, the next pad).
                 let rank = self.cell(image + 1, 0, 0) - 1 - self.stride;
                 x[rank * channels..(rank + self.stride) * channels].fill(0.0);
+            }
+        }
+    }
+
+    /// `[images, planes, ranks, files]` input as padded `[cell, planes]` rows in `out`
+    /// (margins zero).
+    pub(crate) fn scatter_planes(&self, input: &[f32], planes: usize, out: &mut Vec<f32>) {
+        out.clear();
+        out.resize(self.len() * planes, 0.0);
+        for (image, src) in input.chunks_exact(planes * self.ranks * self.files).enumerate() {
+            for (plane, values) in src.chunks_exact(self.ranks * self.files).enumerate() {
+                for (rank, cells) in self.ranks_of(image).enumerate() {
+                    for (f, cell) in cells.enumerate() {
+                        out[cell * planes + plane] = values[rank * self.files + f];
+                    }
+                }
             }
         }
     }
@@ -494,19 +513,7 @@ impl FoldedModel {
         let c = self.channels;
         let layout = Padded::new(grid, batch);
 
-        // [batch, planes, ranks, files] -> padded [cell, planes].
-        let planes = self.planes;
-        s.z.clear();
-        s.z.resize(layout.len() * planes, 0.0);
-        for (image, src) in input.chunks_exact(planes * cells).enumerate() {
-            for (plane, values) in src.chunks_exact(cells).enumerate() {
-                for (rank, cells) in layout.ranks_of(image).enumerate() {
-                    for (f, cell) in cells.enumerate() {
-                        s.z[cell * planes + plane] = values[rank * grid.files + f];
-                    }
-                }
-            }
-        }
+        layout.scatter_planes(input, self.planes, &mut s.z);
         self.stem.forward_3x3(layout, &s.z, None, &mut s.x);
 
         for block in &self.tower {
