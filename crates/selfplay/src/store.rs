@@ -4,10 +4,13 @@
 //! (one put fails with [`SelfplayError::Exists`]) instead of overwriting each other; nothing
 //! needs compare-and-swap, which local files lack.
 //!
-//! Local paths go through object_store's `LocalFileSystem` with fsync on: each put is written to
-//! a staging file, synced, hard-linked to its final name (which fails if the name exists) and the
-//! directory synced, so a `kill -9` or a power cut never leaves a torn object under a final
-//! name. Staging files left by a kill are invisible to [`RunStore::list`].
+//! Local paths are read and listed through object_store's `LocalFileSystem`, but written with
+//! `camelot_rules::fsio::write_atomic`: each put goes to a hidden staging file (`.NAME.tmp-...`),
+//! is synced, hard-linked to its final name (which fails if the name exists) or renamed over it
+//! (for a replacing put), and the directory is synced, so a `kill -9` or a power cut never leaves
+//! a torn object under a final name. object_store's own staging names (`NAME#N`) would be left
+//! beside the objects by a kill, looking like part of the run; hidden names are not. Staging
+//! files of either kind are invisible to [`RunStore::list`].
 //!
 //! object_store is async; the store keeps a small current-thread tokio runtime and blocks on
 //! it, so the rest of the program stays synchronous.
@@ -121,6 +124,15 @@ impl RunStore {
     /// Writes `bytes` as the new object `key`; fails with [`SelfplayError::Exists`] if the name
     /// is taken (nothing is overwritten) and leaves no partial object on any failure.
     pub fn put_new(&self, key: &str, bytes: Vec<u8>) -> Result<(), SelfplayError> {
+        if let Some(root) = &self.local {
+            return match camelot_rules::fsio::write_atomic(&root.join(key), &bytes, false) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    Err(SelfplayError::Exists { object: self.describe(key) })
+                }
+                Err(e) => Err(self.error(key, e)),
+            };
+        }
         let options = PutOptions::from(PutMode::Create);
         let path = self.path(key);
         let put = self.store.put_opts(&path, PutPayload::from(bytes), options);
@@ -150,6 +162,9 @@ impl RunStore {
     /// one whole (staged, synced and renamed on disk; one PUT on S3). Only for objects derived
     /// from the put-once ones (merged CSVs, `state.json`), which any writer recomputes the same.
     pub fn put_replace(&self, key: &str, bytes: Vec<u8>) -> Result<(), SelfplayError> {
+        if let Some(root) = &self.local {
+            return camelot_rules::fsio::write_atomic(&root.join(key), &bytes, true).map_err(|e| self.error(key, e));
+        }
         let options = PutOptions::from(PutMode::Overwrite);
         let path = self.path(key);
         let put = self.store.put_opts(&path, PutPayload::from(bytes), options);
@@ -199,6 +214,10 @@ impl RunStore {
             .into_iter()
             .filter_map(|m| {
                 let key = m.location.as_ref().strip_prefix(strip.as_str())?.to_string();
+                // A hidden name is a staging file of a write in flight or cut off by a kill.
+                if key.rsplit('/').next().is_some_and(|name| name.starts_with('.')) {
+                    return None;
+                }
                 Some(ObjectInfo { key, size: m.size })
             })
             .collect();
@@ -257,6 +276,7 @@ mod tests {
         assert_eq!(store.get("models/000000.json").expect("get"), None);
         // A staging file left by a killed writer is not an object.
         std::fs::write(dir.join("selfplay/000000/00002-000000.shard#1"), b"torn").expect("write");
+        std::fs::write(dir.join("selfplay/000000/.00003-000000.shard.tmp-1-0"), b"torn").expect("write");
         let listed = store.list("selfplay").expect("lists");
         assert_eq!(listed, vec![ObjectInfo { key: "selfplay/000000/00001-000000.shard".into(), size: 3 }]);
         assert!(store.exists("selfplay/000000/00001-000000.shard").expect("head"));
