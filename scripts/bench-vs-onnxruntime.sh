@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZES=${SIZES:-"3x32 6x96"}
 SECONDS_PER_BATCH=${SECONDS_PER_BATCH:-2}
+TRAIN_STEPS=${TRAIN_STEPS:-10}
 target="${CARGO_TARGET_DIR:-target}"
 cargo build --release --quiet
 camelot="$target/release/camelot"
@@ -31,7 +32,7 @@ for size in $SIZES; do
     "$camelot" init-net --blocks "$blocks" --channels "$channels" --out "$work/$size" >/dev/null
     "$camelot" export --model "$work/$size" --format onnx --out "$work/$size.onnx" >/dev/null
     bench=(bench net --blocks "$blocks" --channels "$channels" --batch 32,128 --seconds "$SECONDS_PER_BATCH")
-    folded=$("$camelot" "${bench[@]}" --train-batch 128 --train-steps 5 | tee /dev/stderr)
+    folded=$("$camelot" "${bench[@]}" --train-batch 128 --train-steps "$TRAIN_STEPS" | tee /dev/stderr)
     ort=$("$venv/bin/python" scripts/bench-onnxruntime.py "$work/$size.onnx" --batch 32,128 \
         --seconds "$SECONDS_PER_BATCH" --threads 1 | tee /dev/stderr)
     burn=$("$camelot" "${bench[@]}" --train-batch 0 --burn | tee /dev/stderr)

@@ -20,6 +20,7 @@ use crate::config::{GridShape, NetConfig};
 use crate::error::NetError;
 use crate::folded::{gemm, kernel_rows, Padded, Weights, BATCH_NORM_EPSILON};
 use crate::model::AUX_OUTPUTS;
+use rayon::prelude::*;
 
 /// A dense row-major `[rows, cols]` matrix as a `gemm` operand.
 fn dense(x: &[f32], cols: usize) -> (&[f32], usize, usize) {
@@ -31,6 +32,73 @@ fn transposed(x: &[f32], cols: usize) -> (&[f32], usize, usize) {
     (x, 1, cols)
 }
 
+/// Rows of one parallel task in the row-wise passes. The partition depends on the batch alone,
+/// never on the number of threads, so a step computes the same sums in the same order (and
+/// gives the same result to the bit) on one thread or many.
+const BLOCK_ROWS: usize = 512;
+
+/// Cells of one task of a weight gradient (a sum over cells): each task sums its cells into a
+/// kernel of its own and the kernels are added in order.
+const SUM_CELLS: usize = 4096;
+
+/// Activation buffers kept from one training step to the next. A step of the 3x32 network at
+/// batch 128 fills about thirty buffers of 3.6 MB; freed and allocated afresh each step, the
+/// allocator hands them back to the kernel and every page faults in again (a sixth of the step
+/// measured). Buffers are taken zeroed and given back when their last reader is done.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    free: std::sync::Mutex<Vec<Vec<f32>>>,
+}
+
+impl Scratch {
+    /// A zeroed buffer of `len` floats: the smallest free one that holds it, else a new one.
+    fn zeros(&self, len: usize) -> Vec<f32> {
+        let mut buffer = self.take(len);
+        buffer.clear();
+        buffer.resize(len, 0.0);
+        buffer
+    }
+
+    /// The smallest free buffer that holds `len` floats, as it was given back, else an empty one.
+    fn take(&self, len: usize) -> Vec<f32> {
+        let taken = self.free.lock().ok().and_then(|mut free| {
+            let best = free
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.capacity() >= len)
+                .min_by_key(|(_, v)| v.capacity())
+                .map(|(at, _)| at)?;
+            Some(free.swap_remove(best))
+        });
+        taken.unwrap_or_default()
+    }
+
+    /// A buffer of `len` floats whose contents are left from an earlier use (finite values,
+    /// zero where new): for outputs that are written whole before they are read.
+    fn reused(&self, len: usize) -> Vec<f32> {
+        let mut buffer = self.take(len);
+        buffer.resize(len, 0.0);
+        buffer
+    }
+
+    /// A copy of `values` in a pooled buffer.
+    fn copy_of(&self, values: &[f32]) -> Vec<f32> {
+        let mut buffer = self.take(values.len());
+        buffer.clear();
+        buffer.extend_from_slice(values);
+        buffer
+    }
+
+    /// Gives `buffer` back for later steps (small ones are simply dropped).
+    fn give(&self, buffer: Vec<f32>) {
+        if buffer.capacity() >= 1 << 14 {
+            if let Ok(mut free) = self.free.lock() {
+                free.push(buffer);
+            }
+        }
+    }
+}
+
 /// Batch statistics of one normalisation: mean and biased variance per channel (what burn's
 /// training path returns and feeds its running averages), and `1 / sqrt(var + eps)`.
 struct NormStats {
@@ -39,22 +107,40 @@ struct NormStats {
     inv_std: Vec<f32>,
 }
 
+/// Adds per-block partial sums in block order, in f64.
+fn add_in_order(partials: &[Vec<f32>], width: usize) -> Vec<f64> {
+    let mut total = vec![0.0f64; width];
+    for part in partials {
+        total.iter_mut().zip(part).for_each(|(t, &p)| *t += p as f64);
+    }
+    total
+}
+
 /// Mean and variance per channel of `rows` rows of `z` (`channels` floats each) that hold
 /// `count` real values per channel; other rows are zero (the padded grid's margins), so
-/// they drop out of both sums. Accumulated in f64.
+/// they drop out of both sums. Each block of rows sums in f32 (vector lanes across channels),
+/// the blocks' sums are added in f64.
 fn norm_stats(z: &[f32], channels: usize, count: usize) -> NormStats {
-    let mut sum = vec![0.0f64; channels];
-    let mut squares = vec![0.0f64; channels];
-    for row in z.chunks_exact(channels) {
-        for ((s, q), &v) in sum.iter_mut().zip(squares.iter_mut()).zip(row) {
-            let v = v as f64;
-            *s += v;
-            *q += v * v;
-        }
-    }
+    let partials: Vec<Vec<f32>> = z
+        .par_chunks(BLOCK_ROWS * channels)
+        .map(|block| {
+            // Sums, then sums of squares.
+            let mut sums = vec![0.0f32; 2 * channels];
+            let (sum, squares) = sums.split_at_mut(channels);
+            for row in block.chunks_exact(channels) {
+                for ((s, q), &v) in sum.iter_mut().zip(squares.iter_mut()).zip(row) {
+                    *s += v;
+                    *q += v * v;
+                }
+            }
+            sums
+        })
+        .collect();
+    let sums = add_in_order(&partials, 2 * channels);
+    let (sum, squares) = sums.split_at(channels);
     let n = count as f64;
     let mut stats = NormStats { mean: Vec::new(), var: Vec::new(), inv_std: Vec::new() };
-    for (s, q) in sum.iter().zip(&squares) {
+    for (s, q) in sum.iter().zip(squares) {
         let mean = s / n;
         let var = (q / n - mean * mean).max(0.0);
         stats.mean.push(mean as f32);
@@ -69,67 +155,192 @@ fn norm_relu(z: &[f32], stats: &NormStats, gamma: &[f32], beta: &[f32], residual
     let channels = gamma.len();
     let scale: Vec<f32> = gamma.iter().zip(&stats.inv_std).map(|(g, s)| g * s).collect();
     let shift: Vec<f32> = beta.iter().zip(&stats.mean).zip(&scale).map(|((b, m), s)| b - m * s).collect();
+    let block = BLOCK_ROWS * channels;
+    let (scale, shift) = (&scale[..], &shift[..]);
     match residual {
-        Some(residual) => {
-            for ((o, zr), r) in
-                out.chunks_exact_mut(channels).zip(z.chunks_exact(channels)).zip(residual.chunks_exact(channels))
-            {
-                for c in 0..channels {
-                    o[c] = (zr[c] * scale[c] + shift[c] + r[c]).max(0.0);
+        Some(residual) => out.par_chunks_mut(block).zip(z.par_chunks(block)).zip(residual.par_chunks(block)).for_each(
+            |((out, z), residual)| {
+                for ((o, zr), r) in
+                    out.chunks_exact_mut(channels).zip(z.chunks_exact(channels)).zip(residual.chunks_exact(channels))
+                {
+                    for ((((o, &zv), &r), &a), &b) in o.iter_mut().zip(zr).zip(r).zip(scale).zip(shift) {
+                        *o = (zv * a + b + r).max(0.0);
+                    }
                 }
-            }
-        }
-        None => {
+            },
+        ),
+        None => out.par_chunks_mut(block).zip(z.par_chunks(block)).for_each(|(out, z)| {
             for (o, zr) in out.chunks_exact_mut(channels).zip(z.chunks_exact(channels)) {
-                for c in 0..channels {
-                    o[c] = (zr[c] * scale[c] + shift[c]).max(0.0);
+                for (((o, &zv), &a), &b) in o.iter_mut().zip(zr).zip(scale).zip(shift) {
+                    *o = (zv * a + b).max(0.0);
                 }
             }
-        }
+        }),
     }
 }
 
-/// Backward of [`norm_relu`]: `grad` holds the loss gradient of `out` and becomes that of `z`;
-/// with `residual_grad`, the gradient reaching the residual input (the gradient before the
-/// normalisation) is written there. Rows where `out` is zero (the ReLU's dead side, and every
+/// Backward of [`norm_relu`] given its `forward` pass: `grad` holds the loss gradient of `out` and becomes that of `z`;
+/// with `keep_residual`, a copy of the gradient reaching a residual input (the gradient before
+/// the normalisation) is returned. Rows where `out` is zero (the ReLU's dead side, and every
 /// margin of the padded grid) pass nothing back to the normalisation's statistics; the caller
 /// clears the margins of the result. Returns the gradients of gamma and beta.
 fn norm_relu_backward(
     grad: &mut [f32],
-    out: &[f32],
-    z: &[f32],
-    stats: &NormStats,
+    forward: &ConvNormCache,
     gamma: &[f32],
     count: usize,
-    mut residual_grad: Option<&mut [f32]>,
-) -> (Vec<f32>, Vec<f32>) {
+    keep_residual: bool,
+    scratch: &Scratch,
+) -> (Vec<f32>, Vec<f32>, Option<Vec<f32>>) {
+    let (out, z, stats) = (&forward.out[..], &forward.z[..], &forward.stats);
     let channels = gamma.len();
-    let mut sum = vec![0.0f64; channels];
-    let mut sum_xhat = vec![0.0f64; channels];
-    for (row, (g, (o, zr))) in
-        grad.chunks_exact_mut(channels).zip(out.chunks_exact(channels).zip(z.chunks_exact(channels))).enumerate()
-    {
-        for c in 0..channels {
-            let v = if o[c] > 0.0 { g[c] } else { 0.0 };
-            g[c] = v;
-            sum[c] += v as f64;
-            sum_xhat[c] += (v * (zr[c] - stats.mean[c]) * stats.inv_std[c]) as f64;
-        }
-        if let Some(residual) = residual_grad.as_deref_mut() {
-            residual[row * channels..(row + 1) * channels].copy_from_slice(g);
-        }
-    }
+    let block = BLOCK_ROWS * channels;
+    let (mean, inv_std) = (&stats.mean[..], &stats.inv_std[..]);
+    let partials: Vec<Vec<f32>> = grad
+        .par_chunks_mut(block)
+        .zip(out.par_chunks(block).zip(z.par_chunks(block)))
+        .map(|(grad, (out, z))| {
+            // Sums of the masked gradient, then of the gradient times the normalised value.
+            let mut sums = vec![0.0f32; 2 * channels];
+            let (sum, sum_xhat) = sums.split_at_mut(channels);
+            for (g, (o, zr)) in
+                grad.chunks_exact_mut(channels).zip(out.chunks_exact(channels).zip(z.chunks_exact(channels)))
+            {
+                for (((((g, &o), &zv), (s, sx)), &m), &is) in
+                    g.iter_mut().zip(o).zip(zr).zip(sum.iter_mut().zip(sum_xhat.iter_mut())).zip(mean).zip(inv_std)
+                {
+                    let v = if o > 0.0 { *g } else { 0.0 };
+                    *g = v;
+                    *s += v;
+                    *sx += v * ((zv - m) * is);
+                }
+            }
+            sums
+        })
+        .collect();
+    let residual = keep_residual.then(|| scratch.copy_of(grad));
+    let sums = add_in_order(&partials, 2 * channels);
+    let (sum, sum_xhat) = sums.split_at(channels);
     let n = count as f64;
     let mean_grad: Vec<f32> = sum.iter().map(|s| (s / n) as f32).collect();
     let mean_xhat_grad: Vec<f32> = sum_xhat.iter().map(|s| (s / n) as f32).collect();
-    let scale: Vec<f32> = gamma.iter().zip(&stats.inv_std).map(|(g, s)| g * s).collect();
-    for (g, zr) in grad.chunks_exact_mut(channels).zip(z.chunks_exact(channels)) {
-        for c in 0..channels {
-            let xhat = (zr[c] - stats.mean[c]) * stats.inv_std[c];
-            g[c] = scale[c] * (g[c] - mean_grad[c] - xhat * mean_xhat_grad[c]);
+    let scale: Vec<f32> = gamma.iter().zip(inv_std).map(|(g, s)| g * s).collect();
+    let (scale, mean_grad, mean_xhat_grad) = (&scale[..], &mean_grad[..], &mean_xhat_grad[..]);
+    grad.par_chunks_mut(block).zip(z.par_chunks(block)).for_each(|(grad, z)| {
+        for (g, zr) in grad.chunks_exact_mut(channels).zip(z.chunks_exact(channels)) {
+            for ((((((g, &zv), &m), &is), &a), &mg), &mx) in
+                g.iter_mut().zip(zr).zip(mean).zip(inv_std).zip(scale).zip(mean_grad).zip(mean_xhat_grad)
+            {
+                let xhat = (zv - m) * is;
+                *g = a * (*g - mg - xhat * mx);
+            }
         }
+    });
+    (sum_xhat.iter().map(|&s| s as f32).collect(), sum.iter().map(|&s| s as f32).collect(), residual)
+}
+
+/// `dst[q] (+)= src[q - 1 .. q + 2] (per kernel row's shift) . kernel` for every padded cell
+/// `q` from the first board cell to the last: a 3x3 "same" convolution on the padded grid, as
+/// three products (one per kernel row, over windows of three consecutive cells) per block of
+/// rows, the blocks on all threads. `kernel` is `[(ky * 3 + kx) * src_channels + i, o]`;
+/// `dst`'s margins are left as they were (zero them after).
+fn conv_3x3_rows(
+    layout: Padded,
+    src: &[f32],
+    src_channels: usize,
+    kernel: &[f32],
+    dst_channels: usize,
+    dst: &mut [f32],
+) {
+    let (i, o) = (src_channels, dst_channels);
+    let (first, end) = (layout.first_cell(), layout.end_cell());
+    dst[first * o..end * o].par_chunks_mut(BLOCK_ROWS * o).enumerate().for_each(|(b, dst)| {
+        let start = first + b * BLOCK_ROWS;
+        let rows = dst.len() / o;
+        for ky in 0..3 {
+            let window = start + ky * layout.stride - layout.stride - 1;
+            let rhs = &kernel[ky * 3 * i * o..(ky + 1) * 3 * i * o];
+            gemm(rows, o, 3 * i, (&src[window * i..], i, 1), dense(rhs, o), dst, ky > 0);
+        }
+    });
+}
+
+/// The weight gradient of [`conv_3x3_rows`]: `dW[(ky, kx, i), o] = sum over cells q of
+/// src[q + shift(ky, kx)][i] * grad[q][o]`, summed by blocks of cells on all threads.
+fn conv_3x3_weight_grad(
+    layout: Padded,
+    src: &[f32],
+    src_channels: usize,
+    grad: &[f32],
+    dst_channels: usize,
+) -> Vec<f32> {
+    let (i, o) = (src_channels, dst_channels);
+    let (first, end) = (layout.first_cell(), layout.end_cell());
+    let partials: Vec<Vec<f32>> = grad[first * o..end * o]
+        .par_chunks(SUM_CELLS * o)
+        .enumerate()
+        .map(|(b, grad)| {
+            let start = first + b * SUM_CELLS;
+            let cells = grad.len() / o;
+            let mut dweight = vec![0.0; 9 * i * o];
+            for ky in 0..3 {
+                let window = start + ky * layout.stride - layout.stride - 1;
+                gemm(
+                    3 * i,
+                    o,
+                    cells,
+                    (&src[window * i..], 1, i),
+                    dense(grad, o),
+                    &mut dweight[ky * 3 * i * o..(ky + 1) * 3 * i * o],
+                    false,
+                );
+            }
+            dweight
+        })
+        .collect();
+    sum_in_order(partials)
+}
+
+/// `lhs^T rhs` for dense `[rows, m]` and `[rows, n]`: a sum over rows, by blocks on all threads.
+fn transposed_product(rows: usize, m: usize, n: usize, lhs: &[f32], rhs: &[f32]) -> Vec<f32> {
+    let partials: Vec<Vec<f32>> = lhs[..rows * m]
+        .par_chunks(SUM_CELLS * m)
+        .zip(rhs[..rows * n].par_chunks(SUM_CELLS * n))
+        .map(|(lhs, rhs)| {
+            let mut part = vec![0.0; m * n];
+            gemm(m, n, lhs.len() / m, transposed(lhs, m), dense(rhs, n), &mut part, false);
+            part
+        })
+        .collect();
+    sum_in_order(partials)
+}
+
+/// `x . w` (or `x . w^T` with `transpose`) for dense `[rows, k]` `x`, by blocks of rows on all
+/// threads: `w` is `[k, n]` (`[n, k]` transposed).
+fn product_rows(rows: usize, n: usize, k: usize, x: &[f32], w: &[f32], transpose: bool) -> Vec<f32> {
+    let mut y = vec![0.0; rows * n];
+    y.par_chunks_mut(BLOCK_ROWS * n).zip(x[..rows * k].par_chunks(BLOCK_ROWS * k)).for_each(|(y, x)| {
+        let rhs = if transpose { transposed(w, k) } else { dense(w, n) };
+        gemm(x.len() / k, n, k, dense(x, k), rhs, y, false);
+    });
+    y
+}
+
+/// `dst += src`, element-wise on all threads.
+fn add_assign(dst: &mut [f32], src: &[f32]) {
+    dst.par_chunks_mut(BLOCK_ROWS * 64).zip(src.par_chunks(BLOCK_ROWS * 64)).for_each(|(d, s)| {
+        d.iter_mut().zip(s).for_each(|(d, s)| *d += s);
+    });
+}
+
+/// The element-wise sum of equally long vectors, added in order.
+fn sum_in_order(partials: Vec<Vec<f32>>) -> Vec<f32> {
+    let mut parts = partials.into_iter();
+    let mut total = parts.next().unwrap_or_default();
+    for part in parts {
+        total.iter_mut().zip(&part).for_each(|(t, p)| *t += p);
     }
-    (sum_xhat.iter().map(|&s| s as f32).collect(), sum.iter().map(|&s| s as f32).collect())
+    total
 }
 
 /// A convolution without bias followed by batch normalisation and ReLU (the model's `ConvBn`
@@ -194,38 +405,32 @@ impl ConvNorm {
         })
     }
 
-    /// The 3x3 convolution of padded `x` into padded `z` (margins zero): for each kernel row,
-    /// one product over the windows of all cells (see the folded model's `forward_3x3`).
-    fn conv_3x3(&self, layout: Padded, x: &[f32], z: &mut Vec<f32>) {
-        let (i, o) = (self.inputs, self.outputs);
-        z.clear();
-        z.resize(layout.len() * o, 0.0);
-        let (first, end) = (layout.first_cell(), layout.end_cell());
-        for ky in 0..3 {
-            let window = first + ky * layout.stride - layout.stride - 1;
-            let rhs = &self.weight[ky * 3 * i * o..(ky + 1) * 3 * i * o];
-            gemm(end - first, o, 3 * i, (&x[window * i..], i, 1), dense(rhs, o), &mut z[first * o..end * o], ky > 0);
-        }
-        layout.clear_margins(z, o);
-    }
-
     /// Forward on padded `x` (3x3) or dense rows (1x1), `count` real cells in all.
-    fn forward(&self, layout: Option<Padded>, x: &[f32], rows: usize, residual: Option<&[f32]>) -> ConvNormCache {
+    fn forward(
+        &self,
+        layout: Option<Padded>,
+        x: &[f32],
+        rows: usize,
+        residual: Option<&[f32]>,
+        scratch: &Scratch,
+    ) -> ConvNormCache {
         let o = self.outputs;
-        let mut z = Vec::new();
-        match layout {
-            Some(layout) => self.conv_3x3(layout, x, &mut z),
-            None => {
-                z.resize(rows * o, 0.0);
-                gemm(rows, o, self.inputs, dense(x, self.inputs), dense(&self.weight, o), &mut z, false);
+        let z = match layout {
+            Some(layout) => {
+                // Every cell is written: the board by the convolution, the margins by clearing.
+                let mut z = scratch.reused(layout.len() * o);
+                conv_3x3_rows(layout, x, self.inputs, &self.weight, o, &mut z);
+                layout.clear_margins(&mut z, o);
+                z
             }
-        }
+            None => product_rows(rows, o, self.inputs, x, &self.weight, false),
+        };
         let count = match layout {
             Some(layout) => layout.images * layout.ranks * layout.files,
             None => rows,
         };
         let stats = norm_stats(&z, o, count);
-        let mut out = vec![0.0; z.len()];
+        let mut out = scratch.reused(z.len());
         norm_relu(&z, &stats, &self.gamma, &self.beta, residual, &mut out);
         if let Some(layout) = layout {
             layout.clear_margins(&mut out, o);
@@ -235,8 +440,8 @@ impl ConvNorm {
 
     /// Backward: `grad` (the loss gradient of the output) is consumed; returns the gradient of
     /// the input `x` when `want_input` (padded like `x` for 3x3, margins unspecified), pushing
-    /// the parameter gradients and batch statistics. With `residual_grad`, the gradient that
-    /// reaches a residual input added before the ReLU is written there.
+    /// the parameter gradients and batch statistics. With `keep_residual`, also the gradient
+    /// that reaches a residual input added before the ReLU.
     #[allow(clippy::too_many_arguments)]
     fn backward(
         &self,
@@ -246,36 +451,24 @@ impl ConvNorm {
         cache: ConvNormCache,
         mut grad: Vec<f32>,
         want_input: bool,
-        residual_grad: Option<&mut [f32]>,
+        keep_residual: bool,
         out: &mut Gradients,
-    ) -> Option<Vec<f32>> {
+        scratch: &Scratch,
+    ) -> (Option<Vec<f32>>, Option<Vec<f32>>) {
         let (i, o, k) = (self.inputs, self.outputs, self.kernel);
         let count = match layout {
             Some(layout) => layout.images * layout.ranks * layout.files,
             None => rows,
         };
-        let (dgamma, dbeta) =
-            norm_relu_backward(&mut grad, &cache.out, &cache.z, &cache.stats, &self.gamma, count, residual_grad);
-        let mut dweight = vec![0.0; k * k * i * o];
-        let dx = match layout {
+        let (dgamma, dbeta, residual) =
+            norm_relu_backward(&mut grad, &cache, &self.gamma, count, keep_residual, scratch);
+        scratch.give(cache.z);
+        scratch.give(cache.out);
+        let (dweight, dx) = match layout {
             Some(layout) => {
                 layout.clear_margins(&mut grad, o);
-                let (first, end) = (layout.first_cell(), layout.end_cell());
-                let cells = end - first;
-                for ky in 0..3 {
-                    // dW[(ky, kx, i), o] = sum over cells q of x[window(q) + kx][i] * dz[q][o].
-                    let window = first + ky * layout.stride - layout.stride - 1;
-                    gemm(
-                        3 * i,
-                        o,
-                        cells,
-                        (&x[window * i..], 1, i),
-                        dense(&grad[first * o..end * o], o),
-                        &mut dweight[ky * 3 * i * o..(ky + 1) * 3 * i * o],
-                        false,
-                    );
-                }
-                want_input.then(|| {
+                let dweight = conv_3x3_weight_grad(layout, x, i, &grad, o);
+                let dx = want_input.then(|| {
                     // dx[q] = sum over (ky, kx) of dz[q - offset(ky, kx)] W[ky, kx]^T: the
                     // flipped kernel with inputs and outputs swapped, over windows of dz.
                     let mut flipped = vec![0.0; 9 * o * i];
@@ -289,37 +482,25 @@ impl ConvNorm {
                             }
                         }
                     }
-                    let mut dx = vec![0.0; layout.len() * i];
-                    for ky in 0..3 {
-                        let window = first + ky * layout.stride - layout.stride - 1;
-                        gemm(
-                            cells,
-                            i,
-                            3 * o,
-                            (&grad[window * o..], o, 1),
-                            dense(&flipped[ky * 3 * o * i..(ky + 1) * 3 * o * i], i),
-                            &mut dx[first * i..end * i],
-                            ky > 0,
-                        );
-                    }
+                    // Margins unspecified (see above): the board cells are all written.
+                    let mut dx = scratch.reused(layout.len() * i);
+                    conv_3x3_rows(layout, &grad, o, &flipped, i, &mut dx);
                     dx
-                })
+                });
+                (dweight, dx)
             }
-            None => {
-                gemm(i, o, rows, transposed(x, i), dense(&grad, o), &mut dweight, false);
-                want_input.then(|| {
-                    let mut dx = vec![0.0; rows * i];
-                    gemm(rows, i, o, dense(&grad, o), transposed(&self.weight, o), &mut dx, false);
-                    dx
-                })
-            }
+            None => (
+                transposed_product(rows, i, o, x, &grad),
+                want_input.then(|| product_rows(rows, i, o, &grad, &self.weight, true)),
+            ),
         };
         let p = &self.prefix;
         out.push(format!("{p}.conv.weight"), vec![o, i, k, k], kernel_oihw(&dweight, i, o, k));
         out.push(format!("{p}.norm.gamma"), vec![o], dgamma);
         out.push(format!("{p}.norm.beta"), vec![o], dbeta);
         out.norms.push(BatchNormUpdate { prefix: p.clone(), mean: cache.stats.mean, var: cache.stats.var });
-        dx
+        scratch.give(grad);
+        (dx, residual)
     }
 }
 
@@ -377,29 +558,30 @@ fn pool<I: Iterator<Item = usize>>(
     channels: usize,
     images: usize,
     cells: usize,
-    rows_of: impl Fn(usize) -> I,
+    rows_of: impl Fn(usize) -> I + Sync,
 ) -> (Vec<f32>, Vec<usize>) {
     let mut pooled = vec![0.0; images * 2 * channels];
     let mut argmax = vec![0usize; images * channels];
-    for image in 0..images {
-        let (mean, max) = pooled[image * 2 * channels..(image + 1) * 2 * channels].split_at_mut(channels);
-        let at = &mut argmax[image * channels..(image + 1) * channels];
-        max.fill(f32::NEG_INFINITY);
-        let mut sum = vec![0.0f64; channels];
-        for row in rows_of(image) {
-            let values = &x[row * channels..(row + 1) * channels];
-            for c in 0..channels {
-                sum[c] += values[c] as f64;
-                if values[c] > max[c] {
-                    max[c] = values[c];
-                    at[c] = row;
+    pooled.par_chunks_mut(2 * channels).zip(argmax.par_chunks_mut(channels)).enumerate().for_each(
+        |(image, (pooled, at))| {
+            let (mean, max) = pooled.split_at_mut(channels);
+            max.fill(f32::NEG_INFINITY);
+            let mut sum = vec![0.0f64; channels];
+            for row in rows_of(image) {
+                let values = &x[row * channels..(row + 1) * channels];
+                for c in 0..channels {
+                    sum[c] += values[c] as f64;
+                    if values[c] > max[c] {
+                        max[c] = values[c];
+                        at[c] = row;
+                    }
                 }
             }
-        }
-        for c in 0..channels {
-            mean[c] = (sum[c] / cells as f64) as f32;
-        }
-    }
+            for c in 0..channels {
+                mean[c] = (sum[c] / cells as f64) as f32;
+            }
+        },
+    );
     (pooled, argmax)
 }
 
@@ -479,27 +661,36 @@ fn softmax_cross_entropy(
     width: usize,
     scale: f32,
 ) -> (f64, Vec<f32>) {
-    let mut loss = 0.0f64;
     let mut grad = vec![0.0; logits.len()];
-    for (row, (l, t)) in logits.chunks_exact(width).zip(targets.chunks_exact(width)).enumerate() {
-        let shifted: Vec<f32> = match mask {
-            Some(mask) => l.iter().zip(&mask[row * width..(row + 1) * width]).map(|(a, b)| a + b).collect(),
-            None => l.to_vec(),
-        };
-        let max = shifted.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let sum: f64 = shifted.iter().map(|&v| ((v - max) as f64).exp()).sum();
-        let log_sum = sum.ln() as f32 + max;
-        let total: f32 = t.iter().sum();
-        let g = &mut grad[row * width..(row + 1) * width];
-        for ((gi, &v), &ti) in g.iter_mut().zip(&shifted).zip(t) {
-            let log_p = v - log_sum;
-            if ti != 0.0 {
-                loss -= (ti * log_p) as f64;
+    let losses: Vec<f64> = grad
+        .par_chunks_mut(width)
+        .zip(logits.par_chunks(width).zip(targets.par_chunks(width)))
+        .enumerate()
+        .map(|(row, (g, (l, t)))| {
+            // The masked logits first, in the gradient's row.
+            match mask {
+                Some(mask) => g
+                    .iter_mut()
+                    .zip(l.iter().zip(&mask[row * width..(row + 1) * width]))
+                    .for_each(|(g, (a, b))| *g = a + b),
+                None => g.copy_from_slice(l),
             }
-            *gi = (log_p.exp() * total - ti) * scale;
-        }
-    }
-    (loss, grad)
+            let max = g.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let sum: f64 = g.iter().map(|&v| ((v - max) as f64).exp()).sum();
+            let log_sum = sum.ln() as f32 + max;
+            let total: f32 = t.iter().sum();
+            let mut loss = 0.0f64;
+            for (gi, &ti) in g.iter_mut().zip(t) {
+                let log_p = *gi - log_sum;
+                if ti != 0.0 {
+                    loss -= (ti * log_p) as f64;
+                }
+                *gi = (log_p.exp() * total - ti) * scale;
+            }
+            loss
+        })
+        .collect();
+    (losses.iter().sum(), grad)
 }
 
 /// The model's layers as plain arrays, for one training step.
@@ -566,7 +757,12 @@ impl TrainingModel {
     /// The losses of `batch` and the gradient of the weighted total with respect to every
     /// parameter, as burn's training step computes them (batch statistics in every
     /// normalisation).
-    pub(crate) fn loss_and_gradients(&self, batch: &Batch, weights: LossWeights) -> (Losses, Gradients) {
+    pub(crate) fn loss_and_gradients(
+        &self,
+        batch: &Batch,
+        weights: LossWeights,
+        scratch: &Scratch,
+    ) -> (Losses, Gradients) {
         let n = batch.size;
         let grid = self.grid;
         let cells = grid.cells();
@@ -574,12 +770,12 @@ impl TrainingModel {
         let layout = Padded::new(grid, n);
         let mut grads = Gradients::default();
 
-        let mut input = Vec::new();
+        let mut input = scratch.zeros(0);
         layout.scatter_planes(batch.planes, self.planes, &mut input);
         let padded_rows = |image: usize| layout.ranks_of(image).flatten();
 
         // Forward, keeping what the backward pass reads.
-        let stem = self.stem.forward(Some(layout), &input, 0, None);
+        let stem = self.stem.forward(Some(layout), &input, 0, None, scratch);
         struct BlockCache {
             first: ConvNormCache,
             /// With global pooling: the pooled values, their argmax rows, and the block's
@@ -590,11 +786,11 @@ impl TrainingModel {
         let mut blocks: Vec<BlockCache> = Vec::with_capacity(self.tower.len());
         for (first, second, pool_layer) in &self.tower {
             let x = blocks.last().map(|b| &b.second.out).unwrap_or(&stem.out);
-            let first_cache = first.forward(Some(layout), x, 0, None);
+            let first_cache = first.forward(Some(layout), x, 0, None, scratch);
             let pool_cache = pool_layer.as_ref().map(|dense_layer| {
                 let (pooled, argmax) = pool(&first_cache.out, c, n, cells, padded_rows);
                 let bias = dense_layer.forward(n, &pooled);
-                let mut y = first_cache.out.clone();
+                let mut y = scratch.copy_of(&first_cache.out);
                 for image in 0..n {
                     let b = &bias[image * c..(image + 1) * c];
                     for row in padded_rows(image) {
@@ -604,7 +800,7 @@ impl TrainingModel {
                 (pooled, argmax, y)
             });
             let y = pool_cache.as_ref().map(|p| &p.2).unwrap_or(&first_cache.out);
-            let second_cache = second.forward(Some(layout), y, 0, Some(x));
+            let second_cache = second.forward(Some(layout), y, 0, Some(x), scratch);
             blocks.push(BlockCache { first: first_cache, pool: pool_cache, second: second_cache });
         }
         let tower_out = blocks.last().map(|b| &b.second.out).unwrap_or(&stem.out);
@@ -620,11 +816,10 @@ impl TrainingModel {
         let dense_rows = |image: usize| image * cells..(image + 1) * cells;
 
         let pc = self.policy_conv.outputs;
-        let policy = self.policy_conv.forward(None, &board, rows, None);
+        let policy = self.policy_conv.forward(None, &board, rows, None, scratch);
         let (policy_pooled, policy_argmax) = pool(&policy.out, pc, n, cells, dense_rows);
         let stop = self.policy_stop.forward(n, &policy_pooled);
-        let mut cell_logits = vec![0.0; rows * 16];
-        gemm(rows, 16, pc, dense(&policy.out, pc), dense(&self.policy_cells_weight, 16), &mut cell_logits, false);
+        let mut cell_logits = product_rows(rows, 16, pc, &policy.out, &self.policy_cells_weight, false);
         for row in cell_logits.chunks_exact_mut(16) {
             row.iter_mut().zip(&self.policy_cells_bias).for_each(|(v, b)| *v += b);
         }
@@ -636,7 +831,7 @@ impl TrainingModel {
         }
 
         let vc = self.value_conv.outputs;
-        let value = self.value_conv.forward(None, &board, rows, None);
+        let value = self.value_conv.forward(None, &board, rows, None, scratch);
         let (value_pooled, value_argmax) = pool(&value.out, vc, n, cells, dense_rows);
         let mut hidden = self.value_hidden.forward(n, &value_pooled);
         hidden.iter_mut().for_each(|h| *h = h.max(0.0));
@@ -696,7 +891,8 @@ impl TrainingModel {
         let dpooled = self.value_hidden.backward(n, &value_pooled, &dhidden, &mut grads);
         let mut dvalue = vec![0.0; rows * vc];
         pool_backward(&dpooled, &value_argmax, vc, cells, &mut dvalue, dense_rows);
-        let dboard_value = self.value_conv.backward(None, &board, rows, value, dvalue, true, None, &mut grads);
+        let (dboard_value, _) =
+            self.value_conv.backward(None, &board, rows, value, dvalue, true, false, &mut grads, scratch);
 
         // The policy head.
         let mut dcells = Vec::with_capacity(rows * 16);
@@ -705,22 +901,21 @@ impl TrainingModel {
             dcells.extend_from_slice(&image[..cells * 16]);
             dstop.push(image[cells * 16]);
         }
-        let mut dcells_weight = vec![0.0; pc * 16];
-        gemm(pc, 16, rows, transposed(&policy.out, pc), dense(&dcells, 16), &mut dcells_weight, false);
+        let dcells_weight = transposed_product(rows, pc, 16, &policy.out, &dcells);
         let mut dcells_bias = vec![0.0; 16];
         for row in dcells.chunks_exact(16) {
             dcells_bias.iter_mut().zip(row).for_each(|(b, g)| *b += g);
         }
         grads.push("policy_cells.weight".into(), vec![16, pc, 1, 1], kernel_oihw(&dcells_weight, pc, 16, 1));
         grads.push("policy_cells.bias".into(), vec![16], dcells_bias);
-        let mut dpolicy = vec![0.0; rows * pc];
-        gemm(rows, pc, 16, dense(&dcells, 16), transposed(&self.policy_cells_weight, 16), &mut dpolicy, false);
+        let mut dpolicy = product_rows(rows, pc, 16, &dcells, &self.policy_cells_weight, true);
         let dpooled = self.policy_stop.backward(n, &policy_pooled, &dstop, &mut grads);
         pool_backward(&dpooled, &policy_argmax, pc, cells, &mut dpolicy, dense_rows);
-        let dboard_policy = self.policy_conv.backward(None, &board, rows, policy, dpolicy, true, None, &mut grads);
+        let (dboard_policy, _) =
+            self.policy_conv.backward(None, &board, rows, policy, dpolicy, true, false, &mut grads, scratch);
 
         // Back onto the padded grid.
-        let mut dx = vec![0.0; layout.len() * c];
+        let mut dx = scratch.zeros(layout.len() * c);
         if let (Some(a), Some(b)) = (dboard_value, dboard_policy) {
             let mut row = 0;
             for image in 0..n {
@@ -741,11 +936,10 @@ impl TrainingModel {
         while let Some(BlockCache { first: first_cache, pool: pool_cache, second: second_cache }) = blocks.pop() {
             let (first, second, pool_layer) = &self.tower[blocks.len()];
             let x = blocks.last().map(|b| &b.second.out).unwrap_or(&stem.out);
-            let mut dresidual = vec![0.0; layout.len() * c];
             let y = pool_cache.as_ref().map(|p| &p.2).unwrap_or(&first_cache.out);
-            let mut dy = second
-                .backward(Some(layout), y, 0, second_cache, dx, true, Some(&mut dresidual), &mut grads)
-                .unwrap_or_default();
+            let (dy, dresidual) =
+                second.backward(Some(layout), y, 0, second_cache, dx, true, true, &mut grads, scratch);
+            let (mut dy, dresidual) = (dy.unwrap_or_default(), dresidual.unwrap_or_default());
             if let (Some(layer), Some((pooled, argmax, y))) = (pool_layer, &pool_cache) {
                 // y = relu(first's output + pooled bias): the ReLU's mask, then the bias's
                 // gradient (a sum over each image's cells) and the pooling's.
@@ -764,12 +958,17 @@ impl TrainingModel {
                 let dpooled = layer.backward(n, pooled, &dbias, &mut grads);
                 pool_backward(&dpooled, argmax, c, cells, &mut dy, padded_rows);
             }
-            let dinput =
-                first.backward(Some(layout), x, 0, first_cache, dy, true, None, &mut grads).unwrap_or_default();
+            let (dinput, _) = first.backward(Some(layout), x, 0, first_cache, dy, true, false, &mut grads, scratch);
             dx = dresidual;
-            dx.iter_mut().zip(&dinput).for_each(|(a, b)| *a += b);
+            let dinput = dinput.unwrap_or_default();
+            add_assign(&mut dx, &dinput);
+            scratch.give(dinput);
+            if let Some((_, _, y)) = pool_cache {
+                scratch.give(y);
+            }
         }
-        self.stem.backward(Some(layout), &input, 0, stem, dx, false, None, &mut grads);
+        self.stem.backward(Some(layout), &input, 0, stem, dx, false, false, &mut grads, scratch);
+        scratch.give(input);
         (losses, grads)
     }
 }

@@ -15,7 +15,7 @@ use camelot_game::{mirror_action, mirror_planes, ActionCodec, PLANES};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::backprop::{Batch, LossWeights, TrainingModel};
+use crate::backprop::{Batch, LossWeights, Scratch, TrainingModel};
 use crate::error::NetError;
 use crate::folded::Weights;
 use crate::model::{Model, AUX_OUTPUTS};
@@ -244,6 +244,8 @@ pub struct Trainer {
     /// On burn's CPU device: the parameter ids by name, for the hand-written gradients of
     /// [`crate::backprop`] (burn's optimizer applies them); elsewhere burn's autodiff.
     by_hand: Option<HashMap<String, ParamId>>,
+    /// The hand-written step's activation buffers, reused from step to step.
+    scratch: Scratch,
 }
 
 /// The model's float parameters by path (`stem.conv.weight`, ...): every field of a module
@@ -308,7 +310,17 @@ impl Trainer {
             model.visit(&mut ids);
             ids.ids
         });
-        Ok(Trainer { model, optimizer, config, network: network.clone(), codec, device, step: 0, by_hand })
+        Ok(Trainer {
+            model,
+            optimizer,
+            config,
+            network: network.clone(),
+            codec,
+            device,
+            step: 0,
+            by_hand,
+            scratch: Scratch::default(),
+        })
     }
 
     /// Computes the gradients with burn's autodiff even on the CPU: the reference the
@@ -420,7 +432,11 @@ impl Trainer {
         let weights = Weights::of(&self.model)?;
         let model = TrainingModel::new(&weights, self.network.config(), PLANES, self.network.grid())?;
         let batch = Batch { size: n, planes: &b.planes, mask: &b.mask, policy: &b.policy, wdl: &b.wdl, aux: &b.aux };
-        let (losses, gradients) = model.loss_and_gradients(&batch, self.loss_weights());
+        // On a thread of rayon's pool, so that the step's many parallel passes are forks of
+        // a worker (cheap) rather than jobs injected from outside, each a sleep and a wake-up.
+        let loss_weights = self.loss_weights();
+        let scratch = &self.scratch;
+        let (losses, gradients) = rayon::scope(|_| model.loss_and_gradients(&batch, loss_weights, scratch));
         let inner = self.device.clone().inner();
         let mut grads = GradientsParams::new();
         for g in gradients.params {
