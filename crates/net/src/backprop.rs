@@ -44,7 +44,8 @@ const SUM_CELLS: usize = 4096;
 /// Activation buffers kept from one training step to the next. A step of the 3x32 network at
 /// batch 128 fills about thirty buffers of 3.6 MB; freed and allocated afresh each step, the
 /// allocator hands them back to the kernel and every page faults in again (a sixth of the step
-/// measured). Buffers are taken zeroed and given back when their last reader is done.
+/// measured). Every buffer a step takes from here it gives back when its last reader is done,
+/// and nothing else is given, so the pool holds one step's worth (a test counts them).
 #[derive(Default)]
 pub(crate) struct Scratch {
     free: std::sync::Mutex<Vec<Vec<f32>>>,
@@ -73,8 +74,8 @@ impl Scratch {
         taken.unwrap_or_default()
     }
 
-    /// A buffer of `len` floats whose contents are left from an earlier use (finite values,
-    /// zero where new): for outputs that are written whole before they are read.
+    /// A buffer of `len` floats holding whatever an earlier use left there (zero where new):
+    /// for outputs that are written whole before they are read.
     fn reused(&self, len: usize) -> Vec<f32> {
         let mut buffer = self.take(len);
         buffer.resize(len, 0.0);
@@ -89,13 +90,17 @@ impl Scratch {
         buffer
     }
 
-    /// Gives `buffer` back for later steps (small ones are simply dropped).
+    /// Gives `buffer` back for later steps.
     fn give(&self, buffer: Vec<f32>) {
-        if buffer.capacity() >= 1 << 14 {
-            if let Ok(mut free) = self.free.lock() {
-                free.push(buffer);
-            }
+        if let Ok(mut free) = self.free.lock() {
+            free.push(buffer);
         }
+    }
+
+    /// Buffers held for the next step.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.free.lock().map(|free| free.len()).unwrap_or(0)
     }
 }
 
@@ -317,8 +322,8 @@ fn transposed_product(rows: usize, m: usize, n: usize, lhs: &[f32], rhs: &[f32])
 
 /// `x . w` (or `x . w^T` with `transpose`) for dense `[rows, k]` `x`, by blocks of rows on all
 /// threads: `w` is `[k, n]` (`[n, k]` transposed).
-fn product_rows(rows: usize, n: usize, k: usize, x: &[f32], w: &[f32], transpose: bool) -> Vec<f32> {
-    let mut y = vec![0.0; rows * n];
+fn product_rows(rows: usize, n: usize, k: usize, x: &[f32], w: &[f32], transpose: bool, scratch: &Scratch) -> Vec<f32> {
+    let mut y = scratch.reused(rows * n);
     y.par_chunks_mut(BLOCK_ROWS * n).zip(x[..rows * k].par_chunks(BLOCK_ROWS * k)).for_each(|(y, x)| {
         let rhs = if transpose { transposed(w, k) } else { dense(w, n) };
         gemm(x.len() / k, n, k, dense(x, k), rhs, y, false);
@@ -423,7 +428,7 @@ impl ConvNorm {
                 layout.clear_margins(&mut z, o);
                 z
             }
-            None => product_rows(rows, o, self.inputs, x, &self.weight, false),
+            None => product_rows(rows, o, self.inputs, x, &self.weight, false, scratch),
         };
         let count = match layout {
             Some(layout) => layout.images * layout.ranks * layout.files,
@@ -491,7 +496,7 @@ impl ConvNorm {
             }
             None => (
                 transposed_product(rows, i, o, x, &grad),
-                want_input.then(|| product_rows(rows, i, o, &grad, &self.weight, true)),
+                want_input.then(|| product_rows(rows, i, o, &grad, &self.weight, true, scratch)),
             ),
         };
         let p = &self.prefix;
@@ -807,7 +812,8 @@ impl TrainingModel {
 
         // The heads on the board cells only: [batch * cells, channels].
         let rows = n * cells;
-        let mut board = Vec::with_capacity(rows * c);
+        let mut board = scratch.take(rows * c);
+        board.clear();
         for image in 0..n {
             for run in layout.ranks_of(image) {
                 board.extend_from_slice(&tower_out[run.start * c..run.end * c]);
@@ -819,7 +825,7 @@ impl TrainingModel {
         let policy = self.policy_conv.forward(None, &board, rows, None, scratch);
         let (policy_pooled, policy_argmax) = pool(&policy.out, pc, n, cells, dense_rows);
         let stop = self.policy_stop.forward(n, &policy_pooled);
-        let mut cell_logits = product_rows(rows, 16, pc, &policy.out, &self.policy_cells_weight, false);
+        let mut cell_logits = product_rows(rows, 16, pc, &policy.out, &self.policy_cells_weight, false, scratch);
         for row in cell_logits.chunks_exact_mut(16) {
             row.iter_mut().zip(&self.policy_cells_bias).for_each(|(v, b)| *v += b);
         }
@@ -829,6 +835,7 @@ impl TrainingModel {
             logits.extend_from_slice(image);
             logits.push(*s);
         }
+        scratch.give(cell_logits);
 
         let vc = self.value_conv.outputs;
         let value = self.value_conv.forward(None, &board, rows, None, scratch);
@@ -889,7 +896,7 @@ impl TrainingModel {
             }
         });
         let dpooled = self.value_hidden.backward(n, &value_pooled, &dhidden, &mut grads);
-        let mut dvalue = vec![0.0; rows * vc];
+        let mut dvalue = scratch.zeros(rows * vc);
         pool_backward(&dpooled, &value_argmax, vc, cells, &mut dvalue, dense_rows);
         let (dboard_value, _) =
             self.value_conv.backward(None, &board, rows, value, dvalue, true, false, &mut grads, scratch);
@@ -908,7 +915,7 @@ impl TrainingModel {
         }
         grads.push("policy_cells.weight".into(), vec![16, pc, 1, 1], kernel_oihw(&dcells_weight, pc, 16, 1));
         grads.push("policy_cells.bias".into(), vec![16], dcells_bias);
-        let mut dpolicy = product_rows(rows, pc, 16, &dcells, &self.policy_cells_weight, true);
+        let mut dpolicy = product_rows(rows, pc, 16, &dcells, &self.policy_cells_weight, true, scratch);
         let dpooled = self.policy_stop.backward(n, &policy_pooled, &dstop, &mut grads);
         pool_backward(&dpooled, &policy_argmax, pc, cells, &mut dpolicy, dense_rows);
         let (dboard_policy, _) =
@@ -929,7 +936,10 @@ impl TrainingModel {
                     }
                 }
             }
+            scratch.give(a);
+            scratch.give(b);
         }
+        scratch.give(board);
 
         // The tower, last block first: each block's input is the output of the block before
         // (still in `blocks`) or of the stem.
@@ -970,5 +980,43 @@ impl TrainingModel {
         self.stem.backward(Some(layout), &input, 0, stem, dx, false, false, &mut grads, scratch);
         scratch.give(input);
         (losses, grads)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scratch_pool_holds_one_steps_buffers_and_no_more() {
+        // Every buffer a step takes it gives back and it gives back nothing else: after the
+        // first step the pool holds the same number of buffers step after step (a buffer
+        // given but never taken would grow it by one a step, without bound over a run).
+        let grid = GridShape { ranks: 6, files: 5 };
+        let mut config = NetConfig::new(2, 8);
+        config.global_pool_every = 1;
+        let device = crate::parse_device("cpu").expect("cpu");
+        let network = crate::Network::new(&config, grid, &device, 1).expect("network");
+        let weights = Weights::of(network.model()).expect("weights");
+        let planes = camelot_game::PLANES;
+        let model = TrainingModel::new(&weights, &config, planes, grid).expect("model");
+        let n = 3;
+        let actions = grid.cells() * 16 + 1;
+        let inputs: Vec<f32> = (0..n * planes * grid.cells()).map(|i| ((i * 7) % 5) as f32 * 0.25).collect();
+        let mask = vec![0.0; n * actions];
+        let policy = vec![1.0 / actions as f32; n * actions];
+        let wdl: Vec<f32> = (0..n).flat_map(|_| [1.0, 0.0, 0.0]).collect();
+        let aux: Vec<f32> = (0..n).flat_map(|_| [0.5, 0.1]).collect();
+        let batch = Batch { size: n, planes: &inputs, mask: &mask, policy: &policy, wdl: &wdl, aux: &aux };
+        let weights = LossWeights { policy: 1.0, value: 1.0, material: 1.0, plies_left: 1.0 };
+        let scratch = Scratch::default();
+        let mut held = Vec::new();
+        for _ in 0..4 {
+            let (losses, _) = model.loss_and_gradients(&batch, weights, &scratch);
+            assert!(losses.total.is_finite());
+            held.push(scratch.held());
+        }
+        assert!(held[0] > 0, "{held:?}");
+        assert!(held.iter().all(|&h| h == held[0]), "buffers held after each step: {held:?}");
     }
 }
