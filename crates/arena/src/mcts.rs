@@ -51,6 +51,10 @@ pub struct MctsConfig {
     /// sees ([`NetEvaluator::with_material_utility`]); 0 uses the value head alone. `None`:
     /// as the model was trained (its card's `play`), else 0.
     pub material: Option<f32>,
+    /// Weight in `[0, 1]` of the network's predicted plies left in the value the search sees
+    /// ([`NetEvaluator::with_moves_left_utility`]: short wins, long losses). `None`: as the
+    /// model was trained, else 0.
+    pub moves_left: Option<f32>,
     /// What a draw costs both sides in the search, in `[0, 1)` (`SearchConfig::draw_penalty`).
     /// `None`: as the model was trained, else 0.
     pub draw_penalty: Option<f32>,
@@ -70,6 +74,7 @@ impl Default for MctsConfig {
             cache: 50_000,
             batch: 8,
             material: None,
+            moves_left: None,
             draw_penalty: None,
             device: "cpu".to_string(),
         }
@@ -80,6 +85,11 @@ impl MctsConfig {
     /// The material utility in effect for a model trained with `trained`.
     pub fn material_in_effect(&self, trained: Option<&PlaySettings>) -> f32 {
         self.material.or(trained.map(|t| t.material_utility)).unwrap_or(0.0)
+    }
+
+    /// The moves-left utility in effect for a model trained with `trained`.
+    pub fn moves_left_in_effect(&self, trained: Option<&PlaySettings>) -> f32 {
+        self.moves_left.or(trained.map(|t| t.moves_left_utility)).unwrap_or(0.0)
     }
 
     /// The draw penalty in effect for a model trained with `trained`.
@@ -105,7 +115,9 @@ impl MctsConfig {
     /// The evaluator this player searches with: `network` (trained with `trained`) behind a
     /// cache of [`MctsConfig::cache`] positions, with the material utility in effect.
     pub fn evaluator(&self, network: Network, trained: Option<&PlaySettings>) -> NetEvaluator {
-        NetEvaluator::new(network, self.cache).with_material_utility(self.material_in_effect(trained))
+        NetEvaluator::new(network, self.cache)
+            .with_material_utility(self.material_in_effect(trained))
+            .with_moves_left_utility(self.moves_left_in_effect(trained))
     }
 }
 

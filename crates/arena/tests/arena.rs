@@ -205,7 +205,8 @@ fn the_material_setting_reaches_the_players_evaluator() {
     }
     // A model trained with a material utility and a draw penalty is played with them unless
     // the spec says otherwise.
-    let play = PlaySettings { material_utility: 0.4, draw_penalty: 0.3, material_horizon: None };
+    let play =
+        PlaySettings { material_utility: 0.4, draw_penalty: 0.3, moves_left_utility: 0.0, material_horizon: None };
     let model = tiny_checkpoint_trained_with(&dir, 13, Some(play));
     let (network, trained) = ModelStore::new().network_as_trained(&model, "cpu", &cam()).expect("loads");
     assert_eq!(trained, Some(play));

@@ -71,10 +71,18 @@ pub struct PlaySettings {
     pub material_utility: f32,
     /// What a draw cost both sides in the search (`SearchConfig::draw_penalty`).
     pub draw_penalty: f32,
+    /// Weight of the predicted plies left in the searched value
+    /// ([`crate::NetEvaluator::with_moves_left_utility`]); cards written before it have 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub moves_left_utility: f32,
     /// Plies ahead whose material the material head was trained to predict (`None` or 0:
     /// the game's end), for readers of the card; players need not know it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub material_horizon: Option<u32>,
+}
+
+fn is_zero(x: &f32) -> bool {
+    *x == 0.0
 }
 
 /// Where a checkpoint's files live: `stem.safetensors` and `stem.json`.

@@ -37,6 +37,7 @@ pub struct NetEvaluator {
     misses: Vec<usize>,
     stats: EvalStats,
     material_utility: f32,
+    moves_left_utility: f32,
 }
 
 impl NetEvaluator {
@@ -49,6 +50,7 @@ impl NetEvaluator {
             misses: Vec::new(),
             stats: EvalStats::default(),
             material_utility: 0.0,
+            moves_left_utility: 0.0,
         }
     }
 
@@ -62,6 +64,25 @@ impl NetEvaluator {
     pub fn with_material_utility(mut self, f: f32) -> NetEvaluator {
         self.material_utility = if f.is_finite() { f.clamp(0.0, 1.0) } else { 0.0 };
         self
+    }
+
+    /// Makes the search prefer short wins and long losses, in the manner of lc0's moves-left
+    /// head: the win and loss probabilities are scaled by `1 - c * p`, where `p` is the
+    /// network's predicted plies left / 100 (clamped to [0, 1]), and the draw takes the rest,
+    /// so the scalar value becomes `(win - loss) * (1 - c * p)`. A position the value head calls
+    /// lost whatever the move (where every move keeps the value "loss") is then played to last
+    /// longest, giving the opponent the most room to go wrong, and a won one is converted
+    /// instead of drifting; a proven end in the tree (p = 0) keeps its full value. `c` is
+    /// clamped to [0, 1]; 0 (the default) leaves the value as the network gives it. A model
+    /// without auxiliary heads ignores it.
+    pub fn with_moves_left_utility(mut self, c: f32) -> NetEvaluator {
+        self.moves_left_utility = if c.is_finite() { c.clamp(0.0, 1.0) } else { 0.0 };
+        self
+    }
+
+    /// The moves-left utility weight (see [`NetEvaluator::with_moves_left_utility`]).
+    pub fn moves_left_utility(&self) -> f32 {
+        self.moves_left_utility
     }
 
     /// The material utility weight (see [`NetEvaluator::with_material_utility`]).
@@ -96,6 +117,15 @@ fn blend_material(wdl: Wdl, material: Option<f32>, f: f32) -> Wdl {
     let m = m.clamp(-1.0, 1.0);
     let win = (1.0 - f) * wdl.win + f * m.max(0.0);
     let loss = (1.0 - f) * wdl.loss + f * (-m).max(0.0);
+    Wdl::new(win, (1.0 - win - loss).max(0.0), loss)
+}
+
+/// `wdl` with its decisive mass shrunk towards a draw by `1 - c * p`, `p` the predicted plies
+/// left / 100 clamped to [0, 1] (see [`NetEvaluator::with_moves_left_utility`]).
+fn shorten_decided(wdl: Wdl, plies_left: Option<f32>, c: f32) -> Wdl {
+    let Some(p) = plies_left.filter(|p| c > 0.0 && p.is_finite()) else { return wdl };
+    let keep = 1.0 - c * p.clamp(0.0, 1.0);
+    let (win, loss) = (wdl.win * keep, wdl.loss * keep);
     Wdl::new(win, (1.0 - win - loss).max(0.0), loss)
 }
 
@@ -149,7 +179,9 @@ impl Evaluator<CamelotState> for NetEvaluator {
             let entry = out.entry_mut(i);
             masked_softmax(logits, entry.legal, entry.priors);
             let material = raw.aux.get(slot * AUX_OUTPUTS.len()).copied();
-            *entry.value = blend_material(Wdl::new(wdl[0], wdl[1], wdl[2]), material, self.material_utility);
+            let plies_left = raw.aux.get(slot * AUX_OUTPUTS.len() + 1).copied();
+            let value = blend_material(Wdl::new(wdl[0], wdl[1], wdl[2]), material, self.material_utility);
+            *entry.value = shorten_decided(value, plies_left, self.moves_left_utility);
             if let Some(cache) = &mut self.cache {
                 let cached = CachedEval { priors: entry.priors.to_vec().into_boxed_slice(), value: *entry.value };
                 cache.put(states[i].input_key(), cached);
@@ -161,8 +193,27 @@ impl Evaluator<CamelotState> for NetEvaluator {
 
 #[cfg(test)]
 mod tests {
-    use super::{blend_material, masked_softmax};
+    use super::{blend_material, masked_softmax, shorten_decided};
     use camelot_search::Wdl;
+
+    #[test]
+    fn the_moves_left_utility_prefers_short_wins_and_long_losses() {
+        let won = Wdl::new(0.9, 0.1, 0.0);
+        let lost = Wdl::new(0.0, 0.1, 0.9);
+        assert_eq!(shorten_decided(won, Some(0.3), 0.0), won);
+        assert_eq!(shorten_decided(won, None, 0.5), won);
+        let value = |wdl: Wdl, p: f32| shorten_decided(wdl, Some(p), 0.2).value();
+        // Sooner wins and later losses are worth more; the order of wins over draws over
+        // losses is kept.
+        assert!(value(won, 0.05) > value(won, 0.4) && value(won, 0.4) > value(won, 3.0));
+        assert!(value(lost, 0.6) > value(lost, 0.1) && value(lost, 0.1) > value(lost, -1.0));
+        assert!(value(won, 1.0) > 0.5 && value(lost, 1.0) < -0.5);
+        for (wdl, p) in [(won, 0.3), (lost, 0.7), (Wdl::new(0.3, 0.4, 0.3), 0.5)] {
+            let s = shorten_decided(wdl, Some(p), 0.2);
+            assert!((s.win + s.draw + s.loss - 1.0).abs() < 1e-6, "{s:?}");
+            assert!((s.value() - wdl.value() * (1.0 - 0.2 * p)).abs() < 1e-6, "{s:?}");
+        }
+    }
 
     #[test]
     fn material_blend_keeps_a_distribution_and_moves_the_value() {

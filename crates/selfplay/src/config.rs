@@ -113,6 +113,11 @@ pub struct SelfplayConfig {
     /// and evaluation games both use it; the targets are the games' results.
     #[serde(default)]
     pub material_utility: f32,
+    /// Weight of the network's predicted plies left in the value the search sees (0: off;
+    /// lc0's moves-left head in spirit, see `NetEvaluator::with_moves_left_utility`): short
+    /// wins and long losses are preferred. Self-play and evaluation games both use it.
+    #[serde(default)]
+    pub moves_left_utility: f32,
     /// Share of games in which an earlier network, drawn uniformly from generations 0 to the
     /// one before the playing network, plays one side (drawn at random); only the playing
     /// network's decisions are trained on. 0 (default): pure self-play.
@@ -410,6 +415,9 @@ impl RunConfig {
         if !(0.0..1.0).contains(&s.draw_penalty) {
             return key("selfplay.draw_penalty", "must be in [0, 1)");
         }
+        if !(0.0..=1.0).contains(&s.moves_left_utility) {
+            return key("selfplay.moves_left_utility", "must be in [0, 1]");
+        }
         if !(0.0..=1.0).contains(&s.material_utility) {
             return key("selfplay.material_utility", "must be in [0, 1]");
         }
@@ -529,6 +537,7 @@ impl RunConfig {
         PlaySettings {
             material_utility: self.selfplay.material_utility,
             draw_penalty: self.selfplay.draw_penalty,
+            moves_left_utility: self.selfplay.moves_left_utility,
             material_horizon: Some(self.replay.material_horizon).filter(|&h| h > 0),
         }
     }

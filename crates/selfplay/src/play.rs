@@ -124,7 +124,9 @@ pub fn play_selfplay_group(
     // group replayed after a crash is identical.
     let new_evaluator = |network: &Network| {
         TimedEvaluator::new(
-            NetEvaluator::new(network.clone(), s.cache as usize).with_material_utility(s.material_utility),
+            NetEvaluator::new(network.clone(), s.cache as usize)
+                .with_material_utility(s.material_utility)
+                .with_moves_left_utility(s.moves_left_utility),
         )
     };
     // Evaluator 0 is the learner's; evaluator k + 1 is opponent k's.
