@@ -80,11 +80,6 @@ impl NetEvaluator {
         self
     }
 
-    /// The moves-left utility weight (see [`NetEvaluator::with_moves_left_utility`]).
-    pub fn moves_left_utility(&self) -> f32 {
-        self.moves_left_utility
-    }
-
     /// The material utility weight (see [`NetEvaluator::with_material_utility`]).
     pub fn material_utility(&self) -> f32 {
         self.material_utility

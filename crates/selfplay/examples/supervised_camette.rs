@@ -53,6 +53,9 @@ fn load(rules: &Arc<Ruleset>, path: &str) -> Result<Vec<Item>, Box<dyn std::erro
             }
         }
         let total: f32 = weight.iter().sum();
+        if total == 0.0 {
+            return Err(format!("{path}: `{}`: no legal move matches its value-keeping moves", record.cpn).into());
+        }
         let policy = weight.iter().map(|w| w / total).collect();
         let class = match record.value.as_str() {
             "win" => 0,
@@ -103,9 +106,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let train = load(&rules, &args[1])?;
     let test = load(&rules, &args[2])?;
     eprintln!("{} training positions, {} test positions", train.len(), test.len());
-    let state = CamelotState::new(Arc::clone(&rules));
-    let codec = state.codec();
-    let actions = codec.cells() as usize * 16 + 1;
+    let codec = CamelotState::new(Arc::clone(&rules)).codec();
     let config = NetConfig {
         blocks,
         channels,
@@ -117,6 +118,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let device = parse_device("cpu")?;
     let network = Network::new(&config, grid_of(&codec), &device, 1)?;
+    let actions = network.grid().actions();
     let train_config = TrainConfig {
         optimizer: OptimizerKind::Adamw,
         learning_rate: lr,
@@ -129,28 +131,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut trainer = Trainer::new(&network, codec, train_config)?;
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let start = std::time::Instant::now();
-    let (mut policy_loss, mut value_loss) = (0.0, 0.0);
+    let (mut policy_loss, mut value_loss, mut since_print) = (0.0, 0.0, 0.0);
     for step in 1..=steps {
         let batch: Vec<&TrainingSample> = (0..128).map(|_| &train[rng.random_range(0..train.len())].sample).collect();
         let stats = trainer.train_step(&batch, &mut rng)?;
         policy_loss += stats.policy;
         value_loss += stats.value;
+        since_print += 1.0;
         if step % 250 == 0 || step == steps {
             let net = trainer.network();
             let (value_test, policy_test) = measure(&net, &test, actions)?;
             let (value_train, policy_train) = measure(&net, &train[..2000.min(train.len())], actions)?;
             println!(
                 "step {step}: loss policy {:.3} value {:.3}; test value {:.1}% policy top-1 keeps {:.1}%; train value {:.1}% policy {:.1}% ({:.0} s)",
-                policy_loss / 250.0,
-                value_loss / 250.0,
+                policy_loss / since_print,
+                value_loss / since_print,
                 100.0 * value_test,
                 100.0 * policy_test,
                 100.0 * value_train,
                 100.0 * policy_train,
                 start.elapsed().as_secs_f64()
             );
-            policy_loss = 0.0;
-            value_loss = 0.0;
+            (policy_loss, value_loss, since_print) = (0.0, 0.0, 0.0);
         }
     }
     if let Some(out) = args.get(7) {
