@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Settings of `mcts`:
-/// `mcts:model=PATH,sims=N[,gumbel][,m=M][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,draw=P][,device=D]`.
+/// `mcts:model=PATH,sims=N[,gumbel][,m=M][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
     /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
@@ -51,6 +51,10 @@ pub struct MctsConfig {
     /// sees ([`NetEvaluator::with_material_utility`]); 0 uses the value head alone. `None`:
     /// as the model was trained (its card's `play`), else 0.
     pub material: Option<f32>,
+    /// Lead in material points at which the material utility weighs tanh(1)
+    /// ([`NetEvaluator::with_material_scale`]); 0 linear. `None`: as the model was trained,
+    /// else 0.
+    pub material_scale: Option<f32>,
     /// Weight in `[0, 1]` of the network's predicted plies left in the value the search sees
     /// ([`NetEvaluator::with_moves_left_utility`]: short wins, long losses). `None`: as the
     /// model was trained, else 0.
@@ -74,6 +78,7 @@ impl Default for MctsConfig {
             cache: 50_000,
             batch: 8,
             material: None,
+            material_scale: None,
             moves_left: None,
             draw_penalty: None,
             device: "cpu".to_string(),
@@ -85,6 +90,11 @@ impl MctsConfig {
     /// The material utility in effect for a model trained with `trained`.
     pub fn material_in_effect(&self, trained: Option<&PlaySettings>) -> f32 {
         self.material.or(trained.map(|t| t.material_utility)).unwrap_or(0.0)
+    }
+
+    /// The material scale in effect for a model trained with `trained`.
+    pub fn material_scale_in_effect(&self, trained: Option<&PlaySettings>) -> f32 {
+        self.material_scale.or(trained.map(|t| t.material_scale)).unwrap_or(0.0)
     }
 
     /// The moves-left utility in effect for a model trained with `trained`.
@@ -117,6 +127,7 @@ impl MctsConfig {
     pub fn evaluator(&self, network: Network, trained: Option<&PlaySettings>) -> NetEvaluator {
         NetEvaluator::new(network, self.cache)
             .with_material_utility(self.material_in_effect(trained))
+            .with_material_scale(self.material_scale_in_effect(trained))
             .with_moves_left_utility(self.moves_left_in_effect(trained))
     }
 }

@@ -33,7 +33,8 @@ pub enum PlayerSpec {
     Human,
     /// `mcts:model=PATH,sims=N` (default 200) with optional `gumbel`, `temperature=T`,
     /// `ms=M`, `cache=K`, `batch=B`, `material=F` (0 to 1, default 0: the weight of the
-    /// predicted final material in the search's value), `draw=P` (0 to below 1, default 0:
+    /// predicted final material in the search's value), `mscale=S` (0 to 100: the lead in
+    /// material points the utility weighs at tanh(1); 0 linear), `draw=P` (0 to below 1, default 0:
     /// what a draw costs both sides in the search), `moves_left=C` (0 to 1: the weight of the
     /// predicted plies left, for short wins and long losses), `device=D`: the network's search (see
     /// [`MctsConfig`]).
@@ -50,7 +51,8 @@ pub const MAX_SIMS: u32 = u32::MAX - 1;
 
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
-const MCTS_KEYS: &str = "model, sims, gumbel, temperature, ms, cache, batch, m, material, draw, moves_left, device";
+const MCTS_KEYS: &str =
+    "model, sims, gumbel, temperature, ms, cache, batch, m, material, mscale, draw, moves_left, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct SpecSettings<'a> {
@@ -187,6 +189,7 @@ impl PlayerSpec {
                         "cache",
                         "batch",
                         "material",
+                        "mscale",
                         "draw",
                         "moves_left",
                         "device",
@@ -206,6 +209,8 @@ impl PlayerSpec {
                 let batch = s.number::<u32>("batch", 1, 4096, "leaves per tree and search round, 1 to 4096")?;
                 let gumbel_m = s.number::<u32>("m", 2, 4096, "a number of root actions, 2 to 4096")?;
                 let material = s.number::<f32>("material", 0.0, 1.0, "a weight from 0 to 1")?;
+                let material_scale =
+                    s.number::<f32>("mscale", 0.0, 100.0, "a lead in material points from 0 (linear) to 100")?;
                 let draw = s.number::<f32>("draw", 0.0, 0.999, "a draw penalty from 0 to below 1")?;
                 let moves_left = s.number::<f32>("moves_left", 0.0, 1.0, "a weight from 0 to 1")?;
                 PlayerSpec::Mcts(MctsConfig {
@@ -218,6 +223,7 @@ impl PlayerSpec {
                     cache: cache.unwrap_or(d.cache),
                     batch: batch.unwrap_or(d.batch),
                     material,
+                    material_scale,
                     moves_left,
                     draw_penalty: draw,
                     device: s.raw("device").unwrap_or(&d.device).to_string(),
@@ -329,6 +335,7 @@ impl fmt::Display for PlayerSpec {
                 }
                 // Given or not is meaningful: not given plays the model as it was trained.
                 keys.extend(c.material.map(|m| format!("material={m}")));
+                keys.extend(c.material_scale.map(|s| format!("mscale={s}")));
                 keys.extend(c.draw_penalty.map(|p| format!("draw={p}")));
                 keys.extend(c.moves_left.map(|c| format!("moves_left={c}")));
                 if c.device != d.device {

@@ -205,8 +205,13 @@ fn the_material_setting_reaches_the_players_evaluator() {
     }
     // A model trained with a material utility and a draw penalty is played with them unless
     // the spec says otherwise.
-    let play =
-        PlaySettings { material_utility: 0.4, draw_penalty: 0.3, moves_left_utility: 0.0, material_horizon: None };
+    let play = PlaySettings {
+        material_utility: 0.4,
+        material_scale: 2.0,
+        draw_penalty: 0.3,
+        moves_left_utility: 0.0,
+        material_horizon: Some(4),
+    };
     let model = tiny_checkpoint_trained_with(&dir, 13, Some(play));
     let (network, trained) = ModelStore::new().network_as_trained(&model, "cpu", &cam()).expect("loads");
     assert_eq!(trained, Some(play));
@@ -216,6 +221,7 @@ fn the_material_setting_reaches_the_players_evaluator() {
         let PlayerSpec::Mcts(config) = spec(&format!("mcts:model={model}{text}")) else { panic!("an mcts spec") };
         assert_eq!(config.evaluator(network.clone(), trained.as_ref()).material_utility(), material, "{text}");
         assert_eq!(config.search_config(trained.as_ref()).draw_penalty, draw, "{text}");
+        assert_eq!(config.evaluator(network.clone(), trained.as_ref()).material_scale(), 2.0, "{text}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -44,7 +44,7 @@ fn good_specs_parse_to_their_settings() {
     );
     assert_eq!(
         parse(
-            "mcts:model=m,sims=50,gumbel,m=8,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,draw=0.25,moves_left=0.2,device=cuda:1"
+            "mcts:model=m,sims=50,gumbel,m=8,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
         ),
         PlayerSpec::Mcts(MctsConfig {
             model: "m".to_string(),
@@ -56,6 +56,7 @@ fn good_specs_parse_to_their_settings() {
             cache: 0,
             batch: 2,
             material: Some(0.3),
+            material_scale: Some(2.5),
             moves_left: Some(0.2),
             draw_penalty: Some(0.25),
             device: "cuda:1".to_string(),
@@ -82,6 +83,7 @@ fn specs_print_back_in_canonical_form() {
         "mcts:model=m,sims=32,material=0.25",
         "mcts:model=m,sims=16,gumbel,material=0.4,draw=0.3",
         "mcts:model=m,sims=64,draw=0.1,moves_left=0.3",
+        "mcts:model=m,sims=200,material=0.5,mscale=2",
         "mcts:model=models/000002,sims=8,gumbel,m=8,batch=1",
     ] {
         assert_eq!(parse(text).to_string(), text);

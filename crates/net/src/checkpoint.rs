@@ -69,6 +69,10 @@ pub struct PlaySettings {
     /// Weight of the predicted final material in the searched value
     /// ([`crate::NetEvaluator::with_material_utility`]).
     pub material_utility: f32,
+    /// Lead in points at which the material utility weighs tanh(1)
+    /// ([`crate::NetEvaluator::with_material_scale`]); 0, and cards written before it: linear.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub material_scale: f32,
     /// What a draw cost both sides in the search (`SearchConfig::draw_penalty`).
     pub draw_penalty: f32,
     /// Weight of the predicted plies left in the searched value

@@ -37,6 +37,7 @@ pub struct NetEvaluator {
     misses: Vec<usize>,
     stats: EvalStats,
     material_utility: f32,
+    material_scale: f32,
     moves_left_utility: f32,
 }
 
@@ -50,6 +51,7 @@ impl NetEvaluator {
             misses: Vec::new(),
             stats: EvalStats::default(),
             material_utility: 0.0,
+            material_scale: 0.0,
             moves_left_utility: 0.0,
         }
     }
@@ -63,6 +65,17 @@ impl NetEvaluator {
     /// auxiliary heads ignores it.
     pub fn with_material_utility(mut self, f: f32) -> NetEvaluator {
         self.material_utility = if f.is_finite() { f.clamp(0.0, 1.0) } else { 0.0 };
+        self
+    }
+
+    /// Sets how the material prediction enters the blend of
+    /// [`NetEvaluator::with_material_utility`]: 0 (the default) takes it as the head gives it,
+    /// the lead in material points / 14 clamped to [-1, 1], so a man is worth 0.07; `s > 0`
+    /// takes `tanh(lead in points / s)`, so a lead of `s` points (a man counts one, a knight
+    /// two) weighs tanh(1) = 0.76. A search that must see a hanging man against the value
+    /// head's noise needs the second: at 0.07 a man hardly moves a Q value.
+    pub fn with_material_scale(mut self, s: f32) -> NetEvaluator {
+        self.material_scale = if s.is_finite() { s.max(0.0) } else { 0.0 };
         self
     }
 
@@ -85,6 +98,11 @@ impl NetEvaluator {
         self.material_utility
     }
 
+    /// The material scale (see [`NetEvaluator::with_material_scale`]).
+    pub fn material_scale(&self) -> f32 {
+        self.material_scale
+    }
+
     /// The network.
     pub fn network(&self) -> &Network {
         &self.network
@@ -102,6 +120,19 @@ impl NetEvaluator {
         }
     }
 }
+
+/// The material head's output (the lead in points / 14) on the utility's scale: as it is for
+/// `scale` 0, else `tanh(14 m / scale)` (see [`NetEvaluator::with_material_scale`]).
+fn scale_material(m: f32, scale: f32) -> f32 {
+    if scale > 0.0 {
+        (MATERIAL_POINTS * m / scale).tanh()
+    } else {
+        m
+    }
+}
+
+/// The divisor of the material head's target: its output times this is a lead in points.
+const MATERIAL_POINTS: f32 = 14.0;
 
 /// `wdl` with a share `f` of its mass replaced by the material prediction (see
 /// [`NetEvaluator::with_material_utility`]): win and loss scaled by `1 - f`, then `f * m` added
@@ -175,6 +206,7 @@ impl Evaluator<CamelotState> for NetEvaluator {
             masked_softmax(logits, entry.legal, entry.priors);
             let material = raw.aux.get(slot * AUX_OUTPUTS.len()).copied();
             let plies_left = raw.aux.get(slot * AUX_OUTPUTS.len() + 1).copied();
+            let material = material.map(|m| scale_material(m, self.material_scale));
             let value = blend_material(Wdl::new(wdl[0], wdl[1], wdl[2]), material, self.material_utility);
             *entry.value = shorten_decided(value, plies_left, self.moves_left_utility);
             if let Some(cache) = &mut self.cache {
@@ -188,7 +220,7 @@ impl Evaluator<CamelotState> for NetEvaluator {
 
 #[cfg(test)]
 mod tests {
-    use super::{blend_material, masked_softmax, shorten_decided};
+    use super::{blend_material, masked_softmax, scale_material, shorten_decided};
     use camelot_search::Wdl;
 
     #[test]
@@ -222,6 +254,22 @@ mod tests {
             let expected = (1.0 - f) * (wdl.win - wdl.loss) + f * m.clamp(-1.0, 1.0);
             assert!((b.value() - expected).abs() < 1e-6, "{b:?} vs {expected}");
         }
+    }
+
+    #[test]
+    fn a_material_scale_makes_a_man_count_and_keeps_the_order_of_leads() {
+        // The head's output is the lead in points / 14: one man is 1/14.
+        let man = 1.0 / 14.0;
+        assert_eq!(scale_material(man, 0.0), man, "scale 0 is the head's own linear value");
+        // At scale 2, a lead of two points weighs tanh(1), one man tanh(0.5).
+        assert!((scale_material(2.0 * man, 2.0) - 1f32.tanh()).abs() < 1e-6);
+        assert!((scale_material(-man, 2.0) + 0.5f32.tanh()).abs() < 1e-6);
+        let leads = [-20.0f32, -3.0, -1.0, -0.1, 0.0, 0.1, 1.0, 3.0, 20.0];
+        for pair in leads.windows(2) {
+            assert!(scale_material(pair[0] * man, 2.0) < scale_material(pair[1] * man, 2.0), "{pair:?}");
+        }
+        assert!(leads.iter().all(|&l| scale_material(l * man, 2.0).abs() < 1.0));
+        assert_eq!(scale_material(0.0, 2.0), 0.0);
     }
 
     #[test]

@@ -113,6 +113,11 @@ pub struct SelfplayConfig {
     /// and evaluation games both use it; the targets are the games' results.
     #[serde(default)]
     pub material_utility: f32,
+    /// Lead in material points (a man one, a knight two) at which the material utility weighs
+    /// tanh(1) = 0.76 (`NetEvaluator::with_material_scale`); 0 (default): linear, the lead / 14,
+    /// where a man weighs 0.07 and the search can hardly tell a hanging piece from noise.
+    #[serde(default)]
+    pub material_scale: f32,
     /// Weight of the network's predicted plies left in the value the search sees (0: off;
     /// lc0's moves-left head in spirit, see `NetEvaluator::with_moves_left_utility`): short
     /// wins and long losses are preferred. Self-play and evaluation games both use it.
@@ -421,6 +426,9 @@ impl RunConfig {
         if !(0.0..=1.0).contains(&s.material_utility) {
             return key("selfplay.material_utility", "must be in [0, 1]");
         }
+        if !(0.0..=100.0).contains(&s.material_scale) {
+            return key("selfplay.material_scale", "must be a lead in points from 0 (linear) to 100");
+        }
         if !(0.0..=1.0).contains(&s.scattered_starts) {
             return key("selfplay.scattered_starts", "must be in [0, 1]");
         }
@@ -536,6 +544,7 @@ impl RunConfig {
     pub fn play_settings(&self) -> PlaySettings {
         PlaySettings {
             material_utility: self.selfplay.material_utility,
+            material_scale: self.selfplay.material_scale,
             draw_penalty: self.selfplay.draw_penalty,
             moves_left_utility: self.selfplay.moves_left_utility,
             material_horizon: Some(self.replay.material_horizon).filter(|&h| h > 0),

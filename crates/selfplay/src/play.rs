@@ -126,6 +126,7 @@ pub fn play_selfplay_group(
         TimedEvaluator::new(
             NetEvaluator::new(network.clone(), s.cache as usize)
                 .with_material_utility(s.material_utility)
+                .with_material_scale(s.material_scale)
                 .with_moves_left_utility(s.moves_left_utility),
         )
     };

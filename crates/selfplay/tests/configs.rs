@@ -37,6 +37,7 @@ fn bad_values_are_refused_naming_their_key() {
     let file = Path::new("bad.toml");
     let cases = [
         ("material_utility", "[selfplay]", "[selfplay]\nmaterial_utility = 1.5", "selfplay.material_utility"),
+        ("material_scale", "[selfplay]", "[selfplay]\nmaterial_scale = -2.0", "selfplay.material_scale"),
         ("gate", "[evaluation]", "[evaluation]\ngate = \"sometimes\"", "gate"),
         (
             "sprt",
