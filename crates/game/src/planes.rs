@@ -7,13 +7,15 @@
 
 use crate::action::{ActionCodec, Decision};
 use crate::state::CamelotState;
-use camelot_rules::{Bitboard, Color, Role};
+use camelot_rules::{Bitboard, Color, Move, Position, Role, Ruleset};
+use std::cell::RefCell;
 
-/// Version of the encoding below; models record it and refuse a mismatch.
-pub const ENCODING_VERSION: u32 = 1;
+/// Version of the encoding below; models record it and refuse a mismatch. Version 2 added
+/// the four planes of what each side's moves would capture and reach (16-19).
+pub const ENCODING_VERSION: u32 = 2;
 
 /// Number of input planes.
-pub const PLANES: usize = 16;
+pub const PLANES: usize = 20;
 
 /// What each plane holds, in order (for model cards and documentation).
 pub const PLANE_NAMES: [&str; PLANES] = [
@@ -33,7 +35,31 @@ pub const PLANE_NAMES: [&str; PLANES] = [
     "constant: their castle moves used / limit",
     "constant: no-progress plies / limit",
     "constant: earlier occurrences of this position / 2",
+    "my pieces their moves would capture, were it their turn",
+    "their pieces my moves would capture",
+    "squares their moves would reach, were it their turn",
+    "squares my moves would reach",
 ];
+
+thread_local! {
+    static MOVES: RefCell<Vec<Move>> = const { RefCell::new(Vec::new()) };
+}
+
+/// What `color`'s legal moves on `pos`'s board would capture and where they would end, were
+/// it `color`'s turn: the rules' own answer (charges and chains of jumps included), which a
+/// small network cannot work out from the pieces alone within a few layers. These are facts
+/// of the rules, like KataGo's liberty and ladder planes, not an evaluation: nothing says what
+/// they are worth.
+fn reach(rules: &Ruleset, pos: &Position, color: Color) -> (Bitboard, Bitboard) {
+    let mut as_color = *pos;
+    as_color.set_turn(color);
+    MOVES.with_borrow_mut(|moves| {
+        rules.legal_moves(&as_color, moves);
+        moves.iter().fold((Bitboard::EMPTY, Bitboard::EMPTY), |(captured, reached), mv| {
+            (captured | mv.captures, reached | Bitboard::from_square(mv.to))
+        })
+    })
+}
 
 /// Number of floats one position's planes take.
 pub fn planes_len(codec: &ActionCodec) -> usize {
@@ -94,6 +120,14 @@ impl CamelotState {
             set(8, Bitboard::from_square(m.origin));
         }
         set(9, rules.jump_squares(&pos));
+        // Inside a move the board is the one the legs so far left, read as a fresh turn of
+        // either side: what threatens what, not the rest of this move.
+        let (they_capture, they_reach) = reach(rules, &pos, them);
+        let (i_capture, i_reach) = reach(rules, &pos, me);
+        set(16, they_capture);
+        set(17, i_capture);
+        set(18, they_reach);
+        set(19, i_reach);
         let flags = rules.flags();
         let castle_share = |color: Color| match flags.max_castle_moves {
             Some(0) => 0.0,

@@ -92,9 +92,59 @@ fn start_planes_hold_the_set_up() {
     assert_eq!(sums[9], jumps.count() as f32);
     assert!(jumps.contains(camelot_rules::Square::parse("C12").expect("square")));
     assert!(jumps.iter().all(|s| s.rank() >= 8), "{jumps:?}");
-    assert!(sums[10..].iter().all(|&s| s == 0.0), "no constant is set at the start: {sums:?}");
+    assert!(sums[10..16].iter().all(|&s| s == 0.0), "no constant is set at the start: {sums:?}");
+    // Nobody can capture at the start, so the capture planes are empty; the reach planes
+    // hold the landing squares of each side's opening moves: White's (the mover's) within
+    // ranks 5-9, Black's within ranks 8-12.
+    assert_eq!(&sums[16..18], &[0.0, 0.0], "{sums:?}");
+    let reached = |plane: usize| -> BTreeSet<u32> {
+        (0..codec.cells()).filter(|&c| p[plane * codec.cells() as usize + c as usize] == 1.0).collect()
+    };
+    let cell = |s: &str| codec.cell(Square::parse(s).expect("square"), Color::White);
+    let white_ends: BTreeSet<u32> = state.legal_moves().iter().map(|m| codec.cell(m.to, Color::White)).collect();
+    assert_eq!(reached(19), white_ends);
+    assert!(reached(19).contains(&cell("F8")) && reached(19).contains(&cell("I8")), "canter F6-F8, step I7-I8");
+    assert!(reached(18).contains(&cell("F9")) && reached(18).contains(&cell("E9")), "canter F11-F9, step E10-E9");
+    assert!(!reached(19).contains(&cell("F9")) && !reached(18).contains(&cell("F8")));
+    assert!(reached(18).iter().all(|&c| (7..12).contains(&(c / 12))), "{:?}", reached(18));
+    assert!(reached(19).iter().all(|&c| (4..9).contains(&(c / 12))), "{:?}", reached(19));
     // White's knight on C6 is cell (rank 5, file 2) of plane 0.
     assert_eq!(p[5 * 12 + 2], 1.0);
+}
+
+/// The capture planes show a knight's charge a few legs long, which no 3x3 neighbourhood of
+/// the pieces does: game 1 of the 2009 World Championship (RULES.md section 10), where White's
+/// `6.I8-J9` leaves D7 to Black's charge `6...D10-D8xD6` (canter over D9, jump over D7).
+#[test]
+fn the_capture_planes_show_a_charge_several_squares_away() {
+    let rules = Arc::new(Ruleset::variant("camelot").expect("variant"));
+    let mut game = camelot_rules::Game::new(rules.clone());
+    for mv in "D6-F8 H11-F9 C6-E8-G8 J11-H11 H6-H8 E11-G9 J6-H6 C11-E11 I6-I8 D11-D9".split(' ') {
+        game.play_text(mv).expect("a move of the recorded game");
+    }
+    // White to move: Black's charge already threatens D7, so plane 16 (my pieces their
+    // moves would capture) marks it, in White's view.
+    let white = CamelotState::from_game(&game);
+    let codec = white.codec();
+    let cells = codec.cells() as usize;
+    let square = |s: &str| Square::parse(s).expect("square");
+    let p = planes(&white);
+    let marked = |p: &[f32], plane: usize, color: Color| -> BTreeSet<Square> {
+        rules.board().squares().iter().filter(|&s| p[plane * cells + codec.cell(s, color) as usize] == 1.0).collect()
+    };
+    let threatened = marked(&p, 16, Color::White);
+    assert!(threatened.contains(&square("D7")), "{threatened:?}");
+    assert!(threatened.iter().all(|&s| game.position().piece_at(s).is_some_and(|pc| pc.color == Color::White)));
+    game.play_text("I8-J9").expect("6.I8-J9");
+    // Black to move: the same charge is one of its captures (plane 17, in Black's view), and
+    // what plane 17 marks is exactly what Black's legal moves capture.
+    let black = CamelotState::from_game(&game);
+    let p = planes(&black);
+    let captures: BTreeSet<Square> = black.legal_moves().iter().flat_map(|m| m.captures.iter()).collect();
+    assert!(captures.contains(&square("D7")), "{captures:?}");
+    assert_eq!(marked(&p, 17, Color::Black), captures);
+    assert!(black.legal_moves().iter().all(|m| m.is_capture()), "the capture is compulsory");
+    assert_eq!(plane_sum(&p, &codec, 11), cells as f32, "and the constant plane says so");
 }
 
 #[test]
