@@ -264,11 +264,12 @@ mod tests {
         // At scale 2, a lead of two points weighs tanh(1), one man tanh(0.5).
         assert!((scale_material(2.0 * man, 2.0) - 1f32.tanh()).abs() < 1e-6);
         assert!((scale_material(-man, 2.0) + 0.5f32.tanh()).abs() < 1e-6);
-        let leads = [-20.0f32, -3.0, -1.0, -0.1, 0.0, 0.1, 1.0, 3.0, 20.0];
+        let leads = [-8.0f32, -3.0, -1.0, -0.1, 0.0, 0.1, 1.0, 3.0, 8.0];
         for pair in leads.windows(2) {
             assert!(scale_material(pair[0] * man, 2.0) < scale_material(pair[1] * man, 2.0), "{pair:?}");
         }
-        assert!(leads.iter().all(|&l| scale_material(l * man, 2.0).abs() < 1.0));
+        // Past a few men it saturates (in f32, at exactly 1 from about 18 points) and never beyond.
+        assert!([-40.0f32, -20.0, 20.0, 40.0].iter().all(|&l| scale_material(l * man, 2.0).abs() <= 1.0));
         assert_eq!(scale_material(0.0, 2.0), 0.0);
     }
 

@@ -403,7 +403,9 @@ fn save_then_load_gives_identical_outputs_and_damaged_files_are_refused() {
 
     // A card for another encoding, a broken card, a missing file.
     std::fs::write(&paths.weights, &weights).expect("write");
-    std::fs::write(&paths.card, card_text.replace("\"encoding_version\": 1", "\"encoding_version\": 99")).expect("w");
+    let this_encoding = format!("\"encoding_version\": {}", camelot_game::ENCODING_VERSION);
+    assert!(card_text.contains(&this_encoding), "{card_text}");
+    std::fs::write(&paths.card, card_text.replace(&this_encoding, "\"encoding_version\": 99")).expect("w");
     let err = load_checkpoint(&path, &cpu()).expect_err("refused").to_string();
     assert!(err.contains("encoding version 99"), "{err}");
     std::fs::write(&paths.card, &card_text[..card_text.len() / 2]).expect("write");

@@ -248,7 +248,7 @@ fn the_file_has_the_promised_names_batch_axis_metadata_and_card() {
     let graph = proto.graph.as_ref().expect("graph");
     assert_eq!(graph.input.len(), 1);
     assert_eq!(graph.input[0].name, "board");
-    assert_eq!(dims(&graph.input[0]), ["batch", "16", "16", "12"]);
+    assert_eq!(dims(&graph.input[0]), ["batch".to_string(), PLANES.to_string(), "16".to_string(), "12".to_string()]);
     let outputs: Vec<(String, Vec<String>)> = graph.output.iter().map(|o| (o.name.clone(), dims(o))).collect();
     assert_eq!(
         outputs,
