@@ -145,6 +145,13 @@ pub struct SelfplayConfig {
     /// one the position favours. Off (default): the rules' draw.
     #[serde(default)]
     pub no_progress_on_material: bool,
+    /// Generations, counted from the untrained network's (0), whose fast searches carry the
+    /// full search's noise. An untrained network's preferences are arbitrary: without noise,
+    /// three decisions in four follow them, and a network that happens to prefer retreating
+    /// plays generation 0 into no-progress draws that teach nothing (docs/BENCHMARKS.md: the
+    /// same config from another seed). 0 (default): fast searches never have noise.
+    #[serde(default)]
+    pub fast_noise_generations: u32,
 }
 
 /// Which positions each generation trains on.
@@ -519,6 +526,18 @@ impl RunConfig {
             // near-random at a handful of simulations.
             gumbel_scale: 0.0,
             ..self.full_search()
+        }
+    }
+
+    /// The fast search of the self-play games of `generation`'s network: [`Self::fast_search`],
+    /// with the full search's noise in the first `selfplay.fast_noise_generations`.
+    pub fn fast_search_in(&self, generation: u32) -> SearchConfig {
+        let fast = self.fast_search();
+        if generation < self.selfplay.fast_noise_generations {
+            let full = self.full_search();
+            SearchConfig { dirichlet_fraction: full.dirichlet_fraction, gumbel_scale: full.gumbel_scale, ..fast }
+        } else {
+            fast
         }
     }
 

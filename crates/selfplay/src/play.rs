@@ -107,12 +107,21 @@ pub struct GroupOutput {
     pub evaluations: u64,
 }
 
-/// Plays `count` self-play games together with `network` (one batch of leaves per round),
-/// seeded by `group_seed`; the same inputs give the same games.
+/// The network whose self-play games a group plays and trains on.
+pub struct Learner<'a> {
+    /// Its generation (0: untrained), which selects the fast search's noise.
+    pub generation: u32,
+    /// The network.
+    pub network: &'a Network,
+    /// SHA-256 of its weights, recorded with each game.
+    pub hash: &'a str,
+}
+
+/// Plays `count` self-play games together with `learner`'s network (one batch of leaves per
+/// round), seeded by `group_seed`; the same inputs give the same games.
 pub fn play_selfplay_group(
     rules: &Arc<Ruleset>,
-    network: &Network,
-    network_hash: &str,
+    learner: &Learner<'_>,
     config: &RunConfig,
     group_seed: u64,
     count: u32,
@@ -132,9 +141,9 @@ pub fn play_selfplay_group(
     };
     // Evaluator 0 is the learner's; evaluator k + 1 is opponent k's.
     let mut evaluators: Vec<TimedEvaluator<NetEvaluator>> =
-        std::iter::once(network).chain(opponents.iter().map(|o| o.network)).map(new_evaluator).collect();
+        std::iter::once(learner.network).chain(opponents.iter().map(|o| o.network)).map(new_evaluator).collect();
     let mut full = Searcher::new(config.full_search()).map_err(search_error)?;
-    let mut fast = Searcher::new(config.fast_search()).map_err(search_error)?;
+    let mut fast = Searcher::new(config.fast_search_in(learner.generation)).map_err(search_error)?;
     let start = CamelotState::new(rules.clone());
     let mut slots: Vec<Slot> = (0..count)
         .map(|i| {
@@ -174,7 +183,7 @@ pub fn play_selfplay_group(
                     plies: 0,
                     playthrough,
                     would_resign: 0,
-                    network: network_hash.to_string(),
+                    network: learner.hash.to_string(),
                     opponent: opponent_record,
                     start: scattered.map(|position| rules.to_cpn(&position)),
                 },

@@ -12,7 +12,7 @@ use camelot_net::Network;
 use crate::error::SelfplayError;
 use crate::layout;
 use crate::pipeline::{Event, Observer};
-use crate::play::{play_selfplay_group, with_network_threads, GroupOutput, PastOpponent};
+use crate::play::{play_selfplay_group, with_network_threads, GroupOutput, Learner, PastOpponent};
 use crate::record::{encode_shard, GameRecord};
 use crate::roles::{nap, RoleOptions};
 use crate::run::Run;
@@ -57,7 +57,8 @@ pub fn play_group(run: &Run, players: &Players, seed: u64) -> Result<GroupOutput
         .collect();
     let count = run.config.selfplay.parallel_games;
     with_network_threads(run.config.network_threads(), || {
-        play_selfplay_group(&run.rules, &players.network, &players.hash, &run.config, seed, count, &past)
+        let learner = Learner { generation: players.generation, network: &players.network, hash: &players.hash };
+        play_selfplay_group(&run.rules, &learner, &run.config, seed, count, &past)
     })
 }
 

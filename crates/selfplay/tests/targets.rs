@@ -10,7 +10,7 @@ use camelot_game::{ActionCodec, CamelotState};
 use camelot_net::{grid_of, parse_device, NetEvaluator, Network};
 use camelot_rules::{Color, EndReason, Piece, Position, Role, Ruleset, Square};
 use camelot_search::{GameState as _, Searcher, Tree};
-use camelot_selfplay::play::{play_selfplay_group, training_winner, with_network_threads};
+use camelot_selfplay::play::{play_selfplay_group, training_winner, with_network_threads, Learner};
 use camelot_selfplay::record::GameEnd;
 use camelot_selfplay::replay::{game_samples, TargetSettings};
 use camelot_selfplay::RunConfig;
@@ -53,9 +53,17 @@ fn a_capped_game_with_a_material_lead_gives_decided_value_targets() {
         if decided >= 3 && checked >= 10 {
             break;
         }
-        let out =
-            with_network_threads(1, || play_selfplay_group(&rules, &network, "untrained", &config, group, 32, &[]))
-                .expect("plays");
+        let out = with_network_threads(1, || {
+            play_selfplay_group(
+                &rules,
+                &Learner { generation: 0, network: &network, hash: "untrained" },
+                &config,
+                group,
+                32,
+                &[],
+            )
+        })
+        .expect("plays");
         games.extend(out.games);
         for (k, game) in games.iter().enumerate().skip(games.len() - 32) {
             // Replay the game independently of the recorder: every decision had a choice, and
@@ -106,7 +114,8 @@ fn a_capped_game_with_a_material_lead_gives_decided_value_targets() {
 
 #[test]
 fn fast_searches_add_no_noise_and_full_searches_do() {
-    let config = tiny(&[]);
+    // With the untrained network's fast searches noisy, as quick.toml plays generation 0.
+    let config = tiny(&["selfplay.fast_noise_generations=1"]);
     let (rules, network) = setup(&config, 9);
     // Positions a few random plies into games.
     let mut rng = ChaCha8Rng::seed_from_u64(3);
@@ -138,9 +147,11 @@ fn fast_searches_add_no_noise_and_full_searches_do() {
         let r = results.remove(0);
         (r.action, r.policy)
     };
-    let mut fast = Searcher::new(config.fast_search()).expect("fast searcher");
+    assert_eq!(config.fast_search_in(1), config.fast_search());
+    let mut fast = Searcher::new(config.fast_search_in(1)).expect("fast searcher");
     let mut full = Searcher::new(config.full_search()).expect("full searcher");
-    let mut full_varies = false;
+    let mut untrained_fast = Searcher::new(config.fast_search_in(0)).expect("generation 0's fast searcher");
+    let (mut full_varies, mut untrained_fast_varies) = (false, false);
     for (i, state) in states.iter().enumerate() {
         let first = search(&mut fast, state, 1);
         for seed in 2..6 {
@@ -148,8 +159,11 @@ fn fast_searches_add_no_noise_and_full_searches_do() {
         }
         let full_first = search(&mut full, state, 1);
         full_varies |= (2..6).any(|seed| search(&mut full, state, seed) != full_first);
+        let untrained_first = search(&mut untrained_fast, state, 1);
+        untrained_fast_varies |= (2..6).any(|seed| search(&mut untrained_fast, state, seed) != untrained_first);
     }
     assert!(full_varies, "full searches explore (Gumbel noise), so some result must depend on the seed");
+    assert!(untrained_fast_varies, "generation 0's fast searches carry the full search's noise");
 }
 
 /// A position one quiet move from the no-progress limit: White has `white` (knights, men) on
