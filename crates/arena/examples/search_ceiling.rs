@@ -146,7 +146,10 @@ impl Evaluator<CamelotState> for HandMade {
 fn arg<T: std::str::FromStr>(args: &[String], i: usize, name: &str, default: T) -> T {
     match args.get(i) {
         None => default,
-        Some(text) => text.parse().unwrap_or_else(|_| panic!("argument {i} ({name}): cannot read `{text}`")),
+        Some(text) => text.parse().unwrap_or_else(|_| {
+            eprintln!("search_ceiling: argument {i} ({name}): cannot read `{text}`");
+            std::process::exit(2)
+        }),
     }
 }
 
@@ -212,6 +215,10 @@ fn main() {
     let quiescent = args.get(4).is_some_and(|m| m == "quiescent");
     let prior_temperature: f32 = arg(&args, 5, "PRIOR_TEMPERATURE", 0.0);
     let material_only = args.get(6).is_some_and(|m| m == "material");
+    if sims == 0 || !(prior_temperature >= 0.0 && prior_temperature.is_finite()) {
+        eprintln!("search_ceiling: SIMS must be at least 1 and PRIOR_TEMPERATURE finite and >= 0");
+        std::process::exit(2);
+    }
     let rules = Arc::new(Ruleset::variant("camelot").expect("the camelot variant"));
     let weights = if material_only {
         EvalWeights {
