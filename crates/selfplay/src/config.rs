@@ -148,8 +148,9 @@ pub struct SelfplayConfig {
     /// Generations, counted from the untrained network's (0), whose fast searches carry the
     /// full search's noise. An untrained network's preferences are arbitrary: without noise,
     /// three decisions in four follow them, and a network that happens to prefer retreating
-    /// plays generation 0 into no-progress draws that teach nothing (docs/BENCHMARKS.md: the
-    /// same config from another seed). 0 (default): fast searches never have noise.
+    /// plays generation 0 into no-progress draws that teach nothing. Measured on quick.toml it
+    /// makes generation 0 decisive from every seed but no later network stronger
+    /// (docs/BENCHMARKS.md, "One seed is not a recipe"). 0 (default): never.
     #[serde(default)]
     pub fast_noise_generations: u32,
 }
