@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use camelot_game::CamelotState;
 use camelot_net::{grid_of, Network};
 use camelot_search::derive_seed;
-use camelot_selfplay::play::{play_selfplay_group, with_network_threads, Learner};
+use camelot_selfplay::play::{play_selfplay_group, with_network_threads, SelfplayNetwork};
 use camelot_selfplay::RunConfig;
 use clap::Args;
 use std::path::PathBuf;
@@ -68,7 +68,7 @@ pub fn run(args: BenchSelfplayArgs) -> Result<()> {
             play_selfplay_group(
                 &rules,
                 // Timed as a trained generation plays: fast searches without first-generation noise.
-                &Learner { generation: u32::MAX, network: &network, hash: "bench" },
+                &SelfplayNetwork { generation: u32::MAX, network: &network, hash: "bench" },
                 &config,
                 derive_seed(1, 9, index as u64),
                 config.selfplay.parallel_games,
@@ -93,7 +93,7 @@ pub fn run(args: BenchSelfplayArgs) -> Result<()> {
                         with_network_threads(network_threads, || {
                             play_selfplay_group(
                                 rules,
-                                &Learner { generation: u32::MAX, network, hash: "bench" },
+                                &SelfplayNetwork { generation: u32::MAX, network, hash: "bench" },
                                 config,
                                 derive_seed(1, 9, t as u64),
                                 config.selfplay.parallel_games,

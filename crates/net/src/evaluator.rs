@@ -7,7 +7,7 @@ use camelot_game::{CamelotState, InputKey};
 use camelot_search::{EvalError, Evaluations, Evaluator, Wdl};
 use lru::LruCache;
 
-use crate::model::AUX_OUTPUTS;
+use crate::model::{AUX_OUTPUTS, MATERIAL_TARGET_POINTS};
 use crate::network::Network;
 
 /// Cached result of one state: priors over its legal actions (in the search's order) and value.
@@ -125,14 +125,11 @@ impl NetEvaluator {
 /// `scale` 0, else `tanh(14 m / scale)` (see [`NetEvaluator::with_material_scale`]).
 fn scale_material(m: f32, scale: f32) -> f32 {
     if scale > 0.0 {
-        (MATERIAL_POINTS * m / scale).tanh()
+        (MATERIAL_TARGET_POINTS * m / scale).tanh()
     } else {
         m
     }
 }
-
-/// The divisor of the material head's target: its output times this is a lead in points.
-const MATERIAL_POINTS: f32 = 14.0;
 
 /// `wdl` with a share `f` of its mass replaced by the material prediction (see
 /// [`NetEvaluator::with_material_utility`]): win and loss scaled by `1 - f`, then `f * m` added
@@ -259,7 +256,7 @@ mod tests {
     #[test]
     fn a_material_scale_makes_a_man_count_and_keeps_the_order_of_leads() {
         // The head's output is the lead in points / 14: one man is 1/14.
-        let man = 1.0 / 14.0;
+        let man = 1.0 / super::MATERIAL_TARGET_POINTS;
         assert_eq!(scale_material(man, 0.0), man, "scale 0 is the head's own linear value");
         // At scale 2, a lead of two points weighs tanh(1), one man tanh(0.5).
         assert!((scale_material(2.0 * man, 2.0) - 1f32.tanh()).abs() < 1e-6);

@@ -36,6 +36,6 @@ pub use config::{GridShape, NetConfig};
 pub use device::parse_device;
 pub use error::NetError;
 pub use evaluator::{masked_softmax, EvalStats, NetEvaluator};
-pub use model::{forward_flops, Model, ModelOutput, AUX_OUTPUTS};
+pub use model::{forward_flops, Model, ModelOutput, AUX_OUTPUTS, MATERIAL_TARGET_POINTS};
 pub use network::{grid_of, Network, RawOutputs};
 pub use train::{LrSchedule, OptimizerKind, TrainConfig, TrainStats, Trainer, TrainingSample};

@@ -9,6 +9,10 @@ use burn::tensor::{Device, Tensor};
 
 use crate::config::{GridShape, NetConfig};
 
+/// The material head's target is the material lead in points (a man one, a knight two) divided
+/// by this: the trainer writes it so, the evaluator reads it back so.
+pub const MATERIAL_TARGET_POINTS: f32 = 14.0;
+
 /// Auxiliary outputs, in this order in [`ModelOutput::aux`].
 pub const AUX_OUTPUTS: [&str; 2] = ["material at game end (mover minus opponent, / 14)", "plies left / 100"];
 

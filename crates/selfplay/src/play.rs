@@ -82,15 +82,16 @@ struct Slot {
     trees_built: u64,
 }
 
-/// An earlier network that plays one side of some self-play games, so the learner keeps
-/// meeting the plans it has stopped playing itself (OpenAI Five's and AlphaStar's remedy for
-/// strategy forgetting). Only the learner's decisions become training targets.
-pub struct PastOpponent<'a> {
-    /// Its generation.
+/// A network of a self-play group: the learner, whose games the group plays and trains on,
+/// or an earlier network that plays one side of some of them, so the learner keeps meeting
+/// the plans it has stopped playing itself (OpenAI Five's and AlphaStar's remedy for strategy
+/// forgetting). Only the learner's decisions become training targets.
+pub struct SelfplayNetwork<'a> {
+    /// Its generation (0: untrained); the learner's selects the fast search's noise.
     pub generation: u32,
     /// The network.
     pub network: &'a Network,
-    /// SHA-256 of its weights.
+    /// SHA-256 of its weights, recorded with each game.
     pub hash: &'a str,
 }
 
@@ -107,25 +108,15 @@ pub struct GroupOutput {
     pub evaluations: u64,
 }
 
-/// The network whose self-play games a group plays and trains on.
-pub struct Learner<'a> {
-    /// Its generation (0: untrained), which selects the fast search's noise.
-    pub generation: u32,
-    /// The network.
-    pub network: &'a Network,
-    /// SHA-256 of its weights, recorded with each game.
-    pub hash: &'a str,
-}
-
 /// Plays `count` self-play games together with `learner`'s network (one batch of leaves per
 /// round), seeded by `group_seed`; the same inputs give the same games.
 pub fn play_selfplay_group(
     rules: &Arc<Ruleset>,
-    learner: &Learner<'_>,
+    learner: &SelfplayNetwork<'_>,
     config: &RunConfig,
     group_seed: u64,
     count: u32,
-    opponents: &[PastOpponent<'_>],
+    opponents: &[SelfplayNetwork<'_>],
 ) -> Result<GroupOutput, SelfplayError> {
     let started = Instant::now();
     let s = &config.selfplay;

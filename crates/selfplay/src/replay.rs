@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use camelot_game::{mirror_matches, planes_len, CamelotState};
-use camelot_net::TrainingSample;
+use camelot_net::{TrainingSample, MATERIAL_TARGET_POINTS};
 use camelot_rules::{Color, EndReason, Role, Ruleset};
 use camelot_search::GameState as _;
 
@@ -198,7 +198,7 @@ pub fn game_samples(
             legal: target.legal.clone(),
             policy: target.policy.clone(),
             wdl,
-            material: mover_sign as f32 * balance_after(ply) / 14.0,
+            material: mover_sign as f32 * balance_after(ply) / MATERIAL_TARGET_POINTS,
             plies_left: (record.plies.saturating_sub(ply)) as f32 / 100.0,
             mirrorable,
         });

@@ -12,7 +12,7 @@ use camelot_net::Network;
 use crate::error::SelfplayError;
 use crate::layout;
 use crate::pipeline::{Event, Observer};
-use crate::play::{play_selfplay_group, with_network_threads, GroupOutput, Learner, PastOpponent};
+use crate::play::{play_selfplay_group, with_network_threads, GroupOutput, SelfplayNetwork};
 use crate::record::{encode_shard, GameRecord};
 use crate::roles::{nap, RoleOptions};
 use crate::run::Run;
@@ -50,14 +50,15 @@ impl Players {
 
 /// Plays one group of `selfplay.parallel_games` games from `seed`, all searched together.
 pub fn play_group(run: &Run, players: &Players, seed: u64) -> Result<GroupOutput, SelfplayError> {
-    let past: Vec<PastOpponent<'_>> = players
+    let past: Vec<SelfplayNetwork<'_>> = players
         .past
         .iter()
-        .map(|(generation, network, hash)| PastOpponent { generation: *generation, network, hash })
+        .map(|(generation, network, hash)| SelfplayNetwork { generation: *generation, network, hash })
         .collect();
     let count = run.config.selfplay.parallel_games;
     with_network_threads(run.config.network_threads(), || {
-        let learner = Learner { generation: players.generation, network: &players.network, hash: &players.hash };
+        let learner =
+            SelfplayNetwork { generation: players.generation, network: &players.network, hash: &players.hash };
         play_selfplay_group(&run.rules, &learner, &run.config, seed, count, &past)
     })
 }

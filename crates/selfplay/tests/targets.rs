@@ -10,7 +10,7 @@ use camelot_game::{ActionCodec, CamelotState};
 use camelot_net::{grid_of, parse_device, NetEvaluator, Network};
 use camelot_rules::{Color, EndReason, Piece, Position, Role, Ruleset, Square};
 use camelot_search::{GameState as _, Searcher, Tree};
-use camelot_selfplay::play::{play_selfplay_group, training_winner, with_network_threads, Learner};
+use camelot_selfplay::play::{play_selfplay_group, training_winner, with_network_threads, SelfplayNetwork};
 use camelot_selfplay::record::GameEnd;
 use camelot_selfplay::replay::{game_samples, TargetSettings};
 use camelot_selfplay::RunConfig;
@@ -56,7 +56,7 @@ fn a_capped_game_with_a_material_lead_gives_decided_value_targets() {
         let out = with_network_threads(1, || {
             play_selfplay_group(
                 &rules,
-                &Learner { generation: 0, network: &network, hash: "untrained" },
+                &SelfplayNetwork { generation: 0, network: &network, hash: "untrained" },
                 &config,
                 group,
                 32,
