@@ -20,6 +20,7 @@ use crate::config::{GridShape, NetConfig};
 use crate::error::NetError;
 use crate::folded::{gemm, kernel_rows, Padded, Weights, BATCH_NORM_EPSILON};
 use crate::model::AUX_OUTPUTS;
+use crate::rows;
 use rayon::prelude::*;
 
 /// A dense row-major `[rows, cols]` matrix as a `gemm` operand.
@@ -121,27 +122,27 @@ fn add_in_order(partials: &[Vec<f32>], width: usize) -> Vec<f64> {
     total
 }
 
+/// Sums, then sums of squares, per channel of the rows of `block` (`channels` floats each), in
+/// f32.
+fn block_sums(block: &[f32], channels: usize) -> Vec<f32> {
+    let mut sums = vec![0.0f32; 2 * channels];
+    rows::sums_and_squares(block, &mut sums);
+    sums
+}
+
 /// Mean and variance per channel of `rows` rows of `z` (`channels` floats each) that hold
 /// `count` real values per channel; other rows are zero (the padded grid's margins), so
-/// they drop out of both sums. Each block of rows sums in f32 (vector lanes across channels),
-/// the blocks' sums are added in f64.
+/// they drop out of both sums. Each block of rows sums in f32, the blocks' sums are added in
+/// f64.
 fn norm_stats(z: &[f32], channels: usize, count: usize) -> NormStats {
-    let partials: Vec<Vec<f32>> = z
-        .par_chunks(BLOCK_ROWS * channels)
-        .map(|block| {
-            // Sums, then sums of squares.
-            let mut sums = vec![0.0f32; 2 * channels];
-            let (sum, squares) = sums.split_at_mut(channels);
-            for row in block.chunks_exact(channels) {
-                for ((s, q), &v) in sum.iter_mut().zip(squares.iter_mut()).zip(row) {
-                    *s += v;
-                    *q += v * v;
-                }
-            }
-            sums
-        })
-        .collect();
-    let sums = add_in_order(&partials, 2 * channels);
+    let partials: Vec<Vec<f32>> =
+        z.par_chunks(BLOCK_ROWS * channels).map(|block| block_sums(block, channels)).collect();
+    stats_of_sums(&partials, channels, count)
+}
+
+/// [`NormStats`] from per-block [`block_sums`] added in block order.
+fn stats_of_sums(partials: &[Vec<f32>], channels: usize, count: usize) -> NormStats {
+    let sums = add_in_order(partials, 2 * channels);
     let (sum, squares) = sums.split_at(channels);
     let n = count as f64;
     let mut stats = NormStats { mean: Vec::new(), var: Vec::new(), inv_std: Vec::new() };
@@ -155,100 +156,122 @@ fn norm_stats(z: &[f32], channels: usize, count: usize) -> NormStats {
     stats
 }
 
-/// `out = relu(gamma * (z - mean) * inv_std + beta [+ residual])`, row by row.
-fn norm_relu(z: &[f32], stats: &NormStats, gamma: &[f32], beta: &[f32], residual: Option<&[f32]>, out: &mut [f32]) {
+/// `out = relu(gamma * (z - mean) * inv_std + beta [+ residual])`, row by row; on a padded
+/// `layout`, margin cells of `out` are zero.
+fn norm_relu(
+    z: &[f32],
+    stats: &NormStats,
+    gamma: &[f32],
+    beta: &[f32],
+    residual: Option<&[f32]>,
+    layout: Option<Padded>,
+    out: &mut [f32],
+) {
     let channels = gamma.len();
     let scale: Vec<f32> = gamma.iter().zip(&stats.inv_std).map(|(g, s)| g * s).collect();
     let shift: Vec<f32> = beta.iter().zip(&stats.mean).zip(&scale).map(|((b, m), s)| b - m * s).collect();
     let block = BLOCK_ROWS * channels;
     let (scale, shift) = (&scale[..], &shift[..]);
-    match residual {
-        Some(residual) => out.par_chunks_mut(block).zip(z.par_chunks(block)).zip(residual.par_chunks(block)).for_each(
-            |((out, z), residual)| {
-                for ((o, zr), r) in
-                    out.chunks_exact_mut(channels).zip(z.chunks_exact(channels)).zip(residual.chunks_exact(channels))
-                {
-                    for ((((o, &zv), &r), &a), &b) in o.iter_mut().zip(zr).zip(r).zip(scale).zip(shift) {
-                        *o = (zv * a + b + r).max(0.0);
-                    }
-                }
-            },
-        ),
-        None => out.par_chunks_mut(block).zip(z.par_chunks(block)).for_each(|(out, z)| {
-            for (o, zr) in out.chunks_exact_mut(channels).zip(z.chunks_exact(channels)) {
-                for (((o, &zv), &a), &b) in o.iter_mut().zip(zr).zip(scale).zip(shift) {
-                    *o = (zv * a + b).max(0.0);
+    let clear_margins = |b: usize, out: &mut [f32]| {
+        if let Some(layout) = layout {
+            for (row, o) in out.chunks_exact_mut(channels).enumerate() {
+                if layout.is_margin(b * BLOCK_ROWS + row) {
+                    o.fill(0.0);
                 }
             }
+        }
+    };
+    match residual {
+        Some(residual) => {
+            out.par_chunks_mut(block).zip(z.par_chunks(block)).zip(residual.par_chunks(block)).enumerate().for_each(
+                |(b, ((out, z), residual))| {
+                    rows::scale_shift_relu(out, z, Some(residual), scale, shift);
+                    clear_margins(b, out);
+                },
+            )
+        }
+        None => out.par_chunks_mut(block).zip(z.par_chunks(block)).enumerate().for_each(|(b, (out, z))| {
+            rows::scale_shift_relu(out, z, None, scale, shift);
+            clear_margins(b, out);
         }),
     }
 }
 
-/// Backward of [`norm_relu`] given its `forward` pass: `grad` holds the loss gradient of `out` and becomes that of `z`;
-/// with `keep_residual`, a copy of the gradient reaching a residual input (the gradient before
-/// the normalisation) is returned. Rows where `out` is zero (the ReLU's dead side, and every
-/// margin of the padded grid) pass nothing back to the normalisation's statistics; the caller
-/// clears the margins of the result. Returns the gradients of gamma and beta.
+/// Pass one of [`norm_relu_backward`] on a block of rows: per channel, the sum of the gradient
+/// `grad` masked by the ReLU (`out > 0`), then the sum of that times the normalised value
+/// `(z - mean) * inv_std`.
+fn masked_sums(grad: &[f32], out: &[f32], z: &[f32], stats: &NormStats) -> Vec<f32> {
+    let mut sums = vec![0.0f32; 2 * stats.mean.len()];
+    rows::masked_sums(grad, out, z, &stats.mean, &stats.inv_std, &mut sums);
+    sums
+}
+
+/// The backward pass of [`norm_relu`] as one affine map per channel: with `v` the output's
+/// gradient masked by the ReLU (`out > 0`), the gradient of `z` is `a * v + b * z + c`
+/// ([`rows::norm_relu_grad`]), and `v` itself is the gradient that reaches a residual input.
+struct NormGrad {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    c: Vec<f32>,
+}
+
+impl NormGrad {
+    /// Applies the map to rows of `grad` (with `out`, `z` the same rows of the forward pass),
+    /// writing `v` to `residual` where given.
+    fn apply(&self, grad: &mut [f32], residual: Option<&mut [f32]>, out: &[f32], z: &[f32]) {
+        rows::norm_relu_grad(grad, residual, out, z, &self.a, &self.b, &self.c);
+    }
+}
+
+/// Pass one of the backward of [`norm_relu`] given its `forward` pass: the gradients of gamma
+/// and beta and the [`NormGrad`] map, from the output's gradient `grad` (`sums`: its
+/// [`masked_sums`] per block of `BLOCK_ROWS` rows when the producer of `grad` took them
+/// already, else taken here). Rows where `out` is zero (the ReLU's dead side, and every margin
+/// of the padded grid) pass nothing back to the normalisation's statistics.
 fn norm_relu_backward(
-    grad: &mut [f32],
+    grad: &[f32],
     forward: &ConvNormCache,
     gamma: &[f32],
     count: usize,
-    keep_residual: bool,
-    scratch: &Scratch,
-) -> (Vec<f32>, Vec<f32>, Option<Vec<f32>>) {
+    sums: Option<Vec<Vec<f32>>>,
+) -> (Vec<f32>, Vec<f32>, NormGrad) {
     let (out, z, stats) = (&forward.out[..], &forward.z[..], &forward.stats);
     let channels = gamma.len();
     let block = BLOCK_ROWS * channels;
     let (mean, inv_std) = (&stats.mean[..], &stats.inv_std[..]);
-    let partials: Vec<Vec<f32>> = grad
-        .par_chunks_mut(block)
-        .zip(out.par_chunks(block).zip(z.par_chunks(block)))
-        .map(|(grad, (out, z))| {
-            // Sums of the masked gradient, then of the gradient times the normalised value.
-            let mut sums = vec![0.0f32; 2 * channels];
-            let (sum, sum_xhat) = sums.split_at_mut(channels);
-            for (g, (o, zr)) in
-                grad.chunks_exact_mut(channels).zip(out.chunks_exact(channels).zip(z.chunks_exact(channels)))
-            {
-                for (((((g, &o), &zv), (s, sx)), &m), &is) in
-                    g.iter_mut().zip(o).zip(zr).zip(sum.iter_mut().zip(sum_xhat.iter_mut())).zip(mean).zip(inv_std)
-                {
-                    let v = if o > 0.0 { *g } else { 0.0 };
-                    *g = v;
-                    *s += v;
-                    *sx += v * ((zv - m) * is);
-                }
-            }
-            sums
-        })
-        .collect();
-    let residual = keep_residual.then(|| scratch.copy_of(grad));
+    let partials = match sums {
+        Some(partials) => partials,
+        None => grad
+            .par_chunks(block)
+            .zip(out.par_chunks(block).zip(z.par_chunks(block)))
+            .map(|(grad, (out, z))| masked_sums(grad, out, z, stats))
+            .collect(),
+    };
     let sums = add_in_order(&partials, 2 * channels);
     let (sum, sum_xhat) = sums.split_at(channels);
     let n = count as f64;
     let mean_grad: Vec<f32> = sum.iter().map(|s| (s / n) as f32).collect();
     let mean_xhat_grad: Vec<f32> = sum_xhat.iter().map(|s| (s / n) as f32).collect();
     let scale: Vec<f32> = gamma.iter().zip(inv_std).map(|(g, s)| g * s).collect();
-    let (scale, mean_grad, mean_xhat_grad) = (&scale[..], &mean_grad[..], &mean_xhat_grad[..]);
-    grad.par_chunks_mut(block).zip(z.par_chunks(block)).for_each(|(grad, z)| {
-        for (g, zr) in grad.chunks_exact_mut(channels).zip(z.chunks_exact(channels)) {
-            for ((((((g, &zv), &m), &is), &a), &mg), &mx) in
-                g.iter_mut().zip(zr).zip(mean).zip(inv_std).zip(scale).zip(mean_grad).zip(mean_xhat_grad)
-            {
-                let xhat = (zv - m) * is;
-                *g = a * (*g - mg - xhat * mx);
-            }
-        }
-    });
-    (sum_xhat.iter().map(|&s| s as f32).collect(), sum.iter().map(|&s| s as f32).collect(), residual)
+    // The gradient of z is `scale * (v - mean_grad - xhat * mean_xhat_grad)` with xhat = (z -
+    // mean) * inv_std: `a * v + b * z + c`.
+    let b: Vec<f32> = (0..channels).map(|c| -scale[c] * inv_std[c] * mean_xhat_grad[c]).collect();
+    let c: Vec<f32> =
+        (0..channels).map(|c| -scale[c] * (mean_grad[c] - mean[c] * inv_std[c] * mean_xhat_grad[c])).collect();
+    let dgamma = sum_xhat.iter().map(|&s| s as f32).collect();
+    let dbeta = sum.iter().map(|&s| s as f32).collect();
+    (dgamma, dbeta, NormGrad { a: scale, b, c })
 }
 
-/// `dst[q] (+)= src[q - 1 .. q + 2] (per kernel row's shift) . kernel` for every padded cell
-/// `q` from the first board cell to the last: a 3x3 "same" convolution on the padded grid, as
-/// three products (one per kernel row, over windows of three consecutive cells) per block of
-/// rows, the blocks on all threads. `kernel` is `[(ky * 3 + kx) * src_channels + i, o]`;
-/// `dst`'s margins are left as they were (zero them after).
+/// `dst[q] (+)= src[q - 1 .. q + 2] (per kernel row's shift) . kernel` (added to `dst` with
+/// `accumulate`) for every padded cell `q` from the first board cell to the last: a 3x3 "same"
+/// convolution on the padded grid, as three products (one per kernel row, over windows of
+/// three consecutive cells) per block of `BLOCK_ROWS` rows of `dst` (counted from row 0), the
+/// blocks on all threads. `kernel` is `[(ky * 3 + kx) * src_channels + i, o]`; `dst`'s margins
+/// hold whatever the windows give (zero them after, or mask them). With `sums_for`, the
+/// [`masked_sums`] of each finished block of `dst` against that layer's forward pass, taken
+/// while the block is in cache (pass one of its [`norm_relu_backward`]).
+#[allow(clippy::too_many_arguments)]
 fn conv_3x3_rows(
     layout: Padded,
     src: &[f32],
@@ -256,22 +279,83 @@ fn conv_3x3_rows(
     kernel: &[f32],
     dst_channels: usize,
     dst: &mut [f32],
-) {
+    accumulate: bool,
+    sums_for: Option<&ConvNormCache>,
+) -> Option<Vec<Vec<f32>>> {
     let (i, o) = (src_channels, dst_channels);
     let (first, end) = (layout.first_cell(), layout.end_cell());
-    dst[first * o..end * o].par_chunks_mut(BLOCK_ROWS * o).enumerate().for_each(|(b, dst)| {
-        let start = first + b * BLOCK_ROWS;
-        let rows = dst.len() / o;
-        for ky in 0..3 {
-            let window = start + ky * layout.stride - layout.stride - 1;
-            let rhs = &kernel[ky * 3 * i * o..(ky + 1) * 3 * i * o];
-            gemm(rows, o, 3 * i, (&src[window * i..], i, 1), dense(rhs, o), dst, ky > 0);
-        }
-    });
+    let block = BLOCK_ROWS * o;
+    let sums: Vec<Option<Vec<f32>>> = dst[..layout.len() * o]
+        .par_chunks_mut(block)
+        .enumerate()
+        .map(|(b, dst)| {
+            let start = b * BLOCK_ROWS;
+            let rows = dst.len() / o;
+            let from = first.clamp(start, start + rows) - start;
+            let to = end.clamp(start, start + rows) - start;
+            if from < to {
+                let product = &mut dst[from * o..to * o];
+                for ky in 0..3 {
+                    let window = start + from + ky * layout.stride - layout.stride - 1;
+                    let rhs = &kernel[ky * 3 * i * o..(ky + 1) * 3 * i * o];
+                    gemm(to - from, o, 3 * i, (&src[window * i..], i, 1), dense(rhs, o), product, accumulate || ky > 0);
+                }
+            }
+            sums_for.map(|next| {
+                let rows = b * block..b * block + dst.len();
+                masked_sums(dst, &next.out[rows.clone()], &next.z[rows], &next.stats)
+            })
+        })
+        .collect();
+    sums_for.map(|_| sums.into_iter().flatten().collect())
+}
+
+/// [`conv_3x3_rows`] into a whole padded `dst` whose margins come out zero, with the
+/// [`block_sums`] of each block of `BLOCK_ROWS` rows of `dst` (counted from row 0) taken while
+/// the block is in cache: the forward convolution, its margins and its normalisation's sums in
+/// one pass.
+fn conv_3x3_with_sums(
+    layout: Padded,
+    src: &[f32],
+    src_channels: usize,
+    kernel: &[f32],
+    dst_channels: usize,
+    dst: &mut [f32],
+) -> Vec<Vec<f32>> {
+    let (i, o) = (src_channels, dst_channels);
+    let (first, end) = (layout.first_cell(), layout.end_cell());
+    dst[..layout.len() * o]
+        .par_chunks_mut(BLOCK_ROWS * o)
+        .enumerate()
+        .map(|(b, dst)| {
+            let start = b * BLOCK_ROWS;
+            let rows = dst.len() / o;
+            // The board rows of this block: [from, to) within the block.
+            let from = first.clamp(start, start + rows) - start;
+            let to = end.clamp(start, start + rows) - start;
+            if from < to {
+                let product = &mut dst[from * o..to * o];
+                for ky in 0..3 {
+                    let window = start + from + ky * layout.stride - layout.stride - 1;
+                    let rhs = &kernel[ky * 3 * i * o..(ky + 1) * 3 * i * o];
+                    gemm(to - from, o, 3 * i, (&src[window * i..], i, 1), dense(rhs, o), product, ky > 0);
+                }
+            }
+            for (row, values) in dst.chunks_exact_mut(o).enumerate() {
+                if layout.is_margin(start + row) {
+                    values.fill(0.0);
+                }
+            }
+            block_sums(dst, o)
+        })
+        .collect()
 }
 
 /// The weight gradient of [`conv_3x3_rows`]: `dW[(ky, kx, i), o] = sum over cells q of
-/// src[q + shift(ky, kx)][i] * grad[q][o]`, summed by blocks of cells on all threads.
+/// src[q + shift(ky, kx)][i] * grad[q][o]`, summed by blocks of cells on all threads. Each
+/// kernel row's block is the product `grad^T [o, cells] x windows [cells, 3 * i]` (its
+/// transpose: `gemm` runs this orientation about 8% faster, measured), transposed once after
+/// the blocks are added.
 fn conv_3x3_weight_grad(
     layout: Padded,
     src: &[f32],
@@ -287,23 +371,26 @@ fn conv_3x3_weight_grad(
         .map(|(b, grad)| {
             let start = first + b * SUM_CELLS;
             let cells = grad.len() / o;
-            let mut dweight = vec![0.0; 9 * i * o];
-            for ky in 0..3 {
+            // [ky][o][(kx, i)]
+            let mut transposed_rows = vec![0.0; 9 * i * o];
+            for (ky, part) in transposed_rows.chunks_exact_mut(3 * i * o).enumerate() {
                 let window = start + ky * layout.stride - layout.stride - 1;
-                gemm(
-                    3 * i,
-                    o,
-                    cells,
-                    (&src[window * i..], 1, i),
-                    dense(grad, o),
-                    &mut dweight[ky * 3 * i * o..(ky + 1) * 3 * i * o],
-                    false,
-                );
+                gemm(o, 3 * i, cells, (grad, 1, o), (&src[window * i..], i, 1), part, false);
             }
-            dweight
+            transposed_rows
         })
         .collect();
-    sum_in_order(partials)
+    let sum = sum_in_order(partials);
+    let mut dweight = vec![0.0; 9 * i * o];
+    for (ky, part) in sum.chunks_exact(3 * i * o).enumerate() {
+        let rows = &mut dweight[ky * 3 * i * o..(ky + 1) * 3 * i * o];
+        for (d, column) in part.chunks_exact(3 * i).enumerate() {
+            for (r, &v) in column.iter().enumerate() {
+                rows[r * o + d] = v;
+            }
+        }
+    }
+    dweight
 }
 
 /// `lhs^T rhs` for dense `[rows, m]` and `[rows, n]`: a sum over rows, by blocks on all threads.
@@ -324,17 +411,25 @@ fn transposed_product(rows: usize, m: usize, n: usize, lhs: &[f32], rhs: &[f32])
 /// threads: `w` is `[k, n]` (`[n, k]` transposed).
 fn product_rows(rows: usize, n: usize, k: usize, x: &[f32], w: &[f32], transpose: bool, scratch: &Scratch) -> Vec<f32> {
     let mut y = scratch.reused(rows * n);
-    y.par_chunks_mut(BLOCK_ROWS * n).zip(x[..rows * k].par_chunks(BLOCK_ROWS * k)).for_each(|(y, x)| {
-        let rhs = if transpose { transposed(w, k) } else { dense(w, n) };
-        gemm(x.len() / k, n, k, dense(x, k), rhs, y, false);
-    });
+    product_rows_into(rows, n, k, x, w, transpose, &mut y, false);
     y
 }
 
-/// `dst += src`, element-wise on all threads.
-fn add_assign(dst: &mut [f32], src: &[f32]) {
-    dst.par_chunks_mut(BLOCK_ROWS * 64).zip(src.par_chunks(BLOCK_ROWS * 64)).for_each(|(d, s)| {
-        d.iter_mut().zip(s).for_each(|(d, s)| *d += s);
+/// [`product_rows`] into `y` (`[rows, n]`), added to it with `accumulate`.
+#[allow(clippy::too_many_arguments)]
+fn product_rows_into(
+    rows: usize,
+    n: usize,
+    k: usize,
+    x: &[f32],
+    w: &[f32],
+    transpose: bool,
+    y: &mut [f32],
+    accumulate: bool,
+) {
+    y[..rows * n].par_chunks_mut(BLOCK_ROWS * n).zip(x[..rows * k].par_chunks(BLOCK_ROWS * k)).for_each(|(y, x)| {
+        let rhs = if transpose { transposed(w, k) } else { dense(w, n) };
+        gemm(x.len() / k, n, k, dense(x, k), rhs, y, accumulate);
     });
 }
 
@@ -420,26 +515,22 @@ impl ConvNorm {
         scratch: &Scratch,
     ) -> ConvNormCache {
         let o = self.outputs;
-        let z = match layout {
+        let (z, stats) = match layout {
             Some(layout) => {
-                // Every cell is written: the board by the convolution, the margins by clearing.
+                // Every cell is written: the board by the convolution, the margins zero.
                 let mut z = scratch.reused(layout.len() * o);
-                conv_3x3_rows(layout, x, self.inputs, &self.weight, o, &mut z);
-                layout.clear_margins(&mut z, o);
-                z
+                let sums = conv_3x3_with_sums(layout, x, self.inputs, &self.weight, o, &mut z);
+                let stats = stats_of_sums(&sums, o, layout.images * layout.ranks * layout.files);
+                (z, stats)
             }
-            None => product_rows(rows, o, self.inputs, x, &self.weight, false, scratch),
+            None => {
+                let z = product_rows(rows, o, self.inputs, x, &self.weight, false, scratch);
+                let stats = norm_stats(&z, o, rows);
+                (z, stats)
+            }
         };
-        let count = match layout {
-            Some(layout) => layout.images * layout.ranks * layout.files,
-            None => rows,
-        };
-        let stats = norm_stats(&z, o, count);
         let mut out = scratch.reused(z.len());
-        norm_relu(&z, &stats, &self.gamma, &self.beta, residual, &mut out);
-        if let Some(layout) = layout {
-            layout.clear_margins(&mut out, o);
-        }
+        norm_relu(&z, &stats, &self.gamma, &self.beta, residual, layout, &mut out);
         ConvNormCache { z, out, stats }
     }
 
@@ -454,50 +545,78 @@ impl ConvNorm {
         x: &[f32],
         rows: usize,
         cache: ConvNormCache,
-        mut grad: Vec<f32>,
-        want_input: bool,
-        keep_residual: bool,
+        upstream: Upstream,
         out: &mut Gradients,
         scratch: &Scratch,
-    ) -> (Option<Vec<f32>>, Option<Vec<f32>>) {
+    ) -> Downstream {
+        let Upstream { mut grad, grad_sums, input_grad, sums_for, keep_residual } = upstream;
         let (i, o, k) = (self.inputs, self.outputs, self.kernel);
         let count = match layout {
             Some(layout) => layout.images * layout.ranks * layout.files,
             None => rows,
         };
-        let (dgamma, dbeta, residual) =
-            norm_relu_backward(&mut grad, &cache, &self.gamma, count, keep_residual, scratch);
+        let (dgamma, dbeta, norm) = norm_relu_backward(&grad, &cache, &self.gamma, count, grad_sums);
+        // Pass two: the gradient of z, and the residual's.
+        let mut residual = keep_residual.then(|| scratch.reused(grad.len()));
+        let block = BLOCK_ROWS * o;
+        let (fwd_out, fwd_z) = (&cache.out[..], &cache.z[..]);
+        match residual.as_deref_mut() {
+            Some(residual) => grad
+                .par_chunks_mut(block)
+                .zip(residual.par_chunks_mut(block))
+                .zip(fwd_out.par_chunks(block).zip(fwd_z.par_chunks(block)))
+                .for_each(|((grad, residual), (out, z))| norm.apply(grad, Some(residual), out, z)),
+            None => grad
+                .par_chunks_mut(block)
+                .zip(fwd_out.par_chunks(block).zip(fwd_z.par_chunks(block)))
+                .for_each(|(grad, (out, z))| norm.apply(grad, None, out, z)),
+        }
         scratch.give(cache.z);
         scratch.give(cache.out);
+        let mut dx_sums = None;
         let (dweight, dx) = match layout {
             Some(layout) => {
                 layout.clear_margins(&mut grad, o);
                 let dweight = conv_3x3_weight_grad(layout, x, i, &grad, o);
-                let dx = want_input.then(|| {
-                    // dx[q] = sum over (ky, kx) of dz[q - offset(ky, kx)] W[ky, kx]^T: the
-                    // flipped kernel with inputs and outputs swapped, over windows of dz.
-                    let mut flipped = vec![0.0; 9 * o * i];
-                    for ky in 0..3 {
-                        for kx in 0..3 {
-                            for c in 0..i {
-                                for d in 0..o {
-                                    flipped[(((2 - ky) * 3 + (2 - kx)) * o + d) * i + c] =
-                                        self.weight[((ky * 3 + kx) * i + c) * o + d];
+                let dx = match input_grad {
+                    InputGrad::Skip => None,
+                    input_grad => {
+                        // dx[q] = sum over (ky, kx) of dz[q - offset(ky, kx)] W[ky, kx]^T: the
+                        // flipped kernel with inputs and outputs swapped, over windows of dz.
+                        let mut flipped = vec![0.0; 9 * o * i];
+                        for ky in 0..3 {
+                            for kx in 0..3 {
+                                for c in 0..i {
+                                    for d in 0..o {
+                                        flipped[(((2 - ky) * 3 + (2 - kx)) * o + d) * i + c] =
+                                            self.weight[((ky * 3 + kx) * i + c) * o + d];
+                                    }
                                 }
                             }
                         }
+                        // Margins unspecified (see above): the board cells are all written.
+                        let (mut dx, accumulate) = match input_grad {
+                            InputGrad::AddTo(dx) => (dx, true),
+                            _ => (scratch.reused(layout.len() * i), false),
+                        };
+                        dx_sums = conv_3x3_rows(layout, &grad, o, &flipped, i, &mut dx, accumulate, sums_for);
+                        Some(dx)
                     }
-                    // Margins unspecified (see above): the board cells are all written.
-                    let mut dx = scratch.reused(layout.len() * i);
-                    conv_3x3_rows(layout, &grad, o, &flipped, i, &mut dx);
-                    dx
-                });
+                };
                 (dweight, dx)
             }
-            None => (
-                transposed_product(rows, i, o, x, &grad),
-                want_input.then(|| product_rows(rows, i, o, &grad, &self.weight, true, scratch)),
-            ),
+            None => {
+                let dweight = transposed_product(rows, i, o, x, &grad);
+                let dx = match input_grad {
+                    InputGrad::Skip => None,
+                    InputGrad::New => Some(product_rows(rows, i, o, &grad, &self.weight, true, scratch)),
+                    InputGrad::AddTo(mut dx) => {
+                        product_rows_into(rows, i, o, &grad, &self.weight, true, &mut dx, true);
+                        Some(dx)
+                    }
+                };
+                (dweight, dx)
+            }
         };
         let p = &self.prefix;
         out.push(format!("{p}.conv.weight"), vec![o, i, k, k], kernel_oihw(&dweight, i, o, k));
@@ -505,8 +624,47 @@ impl ConvNorm {
         out.push(format!("{p}.norm.beta"), vec![o], dbeta);
         out.norms.push(BatchNormUpdate { prefix: p.clone(), mean: cache.stats.mean, var: cache.stats.var });
         scratch.give(grad);
-        (dx, residual)
+        Downstream { dx, dx_sums, residual }
     }
+}
+
+/// What [`ConvNorm::backward`] receives from the layers after it.
+struct Upstream<'a> {
+    /// The loss gradient of the layer's output.
+    grad: Vec<f32>,
+    /// Pass one of the normalisation's backward, when the producer of `grad` took it.
+    grad_sums: Option<Vec<Vec<f32>>>,
+    input_grad: InputGrad,
+    /// The layer whose output is this one's input, when the input gradient goes straight to
+    /// its backward pass: [`masked_sums`] against it are taken as the input gradient is made.
+    sums_for: Option<&'a ConvNormCache>,
+    /// Also return the gradient that reaches a residual input added before the ReLU.
+    keep_residual: bool,
+}
+
+impl Upstream<'_> {
+    fn of(grad: Vec<f32>, input_grad: InputGrad) -> Upstream<'static> {
+        Upstream { grad, grad_sums: None, input_grad, sums_for: None, keep_residual: false }
+    }
+}
+
+/// What [`ConvNorm::backward`] passes on.
+struct Downstream {
+    /// The gradient of the input (see [`InputGrad`]).
+    dx: Option<Vec<f32>>,
+    /// `dx`'s [`masked_sums`] against [`Upstream::sums_for`].
+    dx_sums: Option<Vec<Vec<f32>>>,
+    residual: Option<Vec<f32>>,
+}
+
+/// What [`ConvNorm::backward`] does with the gradient of its input.
+enum InputGrad {
+    /// Not wanted (the stem's input is the planes).
+    Skip,
+    /// In a new buffer.
+    New,
+    /// Added to this buffer (a residual's gradient), saving a pass and a buffer.
+    AddTo(Vec<f32>),
 }
 
 /// A dense layer (burn's `Linear`: weight `[inputs, outputs]`, bias `[outputs]`).
@@ -556,35 +714,39 @@ impl Linear {
 }
 
 /// Mean then max over each image's cells (`[images, 2 * channels]`, the model's
-/// `global_pool`), with the row of each maximum for the backward pass. `rows_of(image)` lists
-/// an image's rows of `x`.
-fn pool<I: Iterator<Item = usize>>(
+/// `global_pool`), with the row of each maximum for the backward pass. `runs_of(image)` lists
+/// an image's rows of `x` as runs of consecutive rows.
+fn pool<I: Iterator<Item = std::ops::Range<usize>>>(
     x: &[f32],
     channels: usize,
     images: usize,
     cells: usize,
-    rows_of: impl Fn(usize) -> I + Sync,
+    runs_of: impl Fn(usize) -> I + Sync,
 ) -> (Vec<f32>, Vec<usize>) {
     let mut pooled = vec![0.0; images * 2 * channels];
     let mut argmax = vec![0usize; images * channels];
     pooled.par_chunks_mut(2 * channels).zip(argmax.par_chunks_mut(channels)).enumerate().for_each(
         |(image, (pooled, at))| {
+            // Sums and maxima in vector lanes across channels, then the first row that holds
+            // each maximum (an image's rows are a few kilobytes, still in cache).
             let (mean, max) = pooled.split_at_mut(channels);
             max.fill(f32::NEG_INFINITY);
-            let mut sum = vec![0.0f64; channels];
-            for row in rows_of(image) {
-                let values = &x[row * channels..(row + 1) * channels];
-                for c in 0..channels {
-                    sum[c] += values[c] as f64;
-                    if values[c] > max[c] {
-                        max[c] = values[c];
-                        at[c] = row;
-                    }
-                }
+            mean.fill(0.0);
+            for run in runs_of(image) {
+                rows::sum_and_max(&x[run.start * channels..run.end * channels], mean, max);
             }
-            for c in 0..channels {
-                mean[c] = (sum[c] / cells as f64) as f32;
+            let mut first = vec![u32::MAX; channels];
+            for run in runs_of(image) {
+                let rows = &x[run.start * channels..run.end * channels];
+                rows::first_max_rows(rows, run.start as u32, max, &mut first);
             }
+            // Only NaN has no row (the step then fails on its loss): any row will do.
+            let any = runs_of(image).flatten().next().unwrap_or(0);
+            for (at, &first) in at.iter_mut().zip(&first) {
+                *at = if first == u32::MAX { any } else { first as usize };
+            }
+            let scale = 1.0 / cells as f32;
+            mean.iter_mut().for_each(|s| *s *= scale);
         },
     );
     (pooled, argmax)
@@ -659,14 +821,20 @@ pub(crate) struct Losses {
 
 /// Cross-entropy of `targets` against `log_softmax(logits + mask)` per row, and its gradient
 /// with respect to the logits scaled by `scale`: `(softmax * sum(targets) - targets) * scale`.
+/// A masked entry (mask -1e9: an illegal action, 3,000 of a Camelot row's 3,073) has
+/// probability exactly 0 in f32 and f64 alike, so where its target is 0 too its gradient is 0
+/// and its exponential is skipped: the loss and gradient are the same as over the whole row.
 fn softmax_cross_entropy(
     logits: &[f32],
     mask: Option<&[f32]>,
     targets: &[f32],
     width: usize,
     scale: f32,
+    scratch: &Scratch,
 ) -> (f64, Vec<f32>) {
-    let mut grad = vec![0.0; logits.len()];
+    // Far below any logit: exp(masked - max) underflows to zero.
+    const MASKED: f32 = -1e8;
+    let mut grad = scratch.reused(logits.len());
     let losses: Vec<f64> = grad
         .par_chunks_mut(width)
         .zip(logits.par_chunks(width).zip(targets.par_chunks(width)))
@@ -680,12 +848,18 @@ fn softmax_cross_entropy(
                     .for_each(|(g, (a, b))| *g = a + b),
                 None => g.copy_from_slice(l),
             }
+            let live = |v: f32, target: f32| v > MASKED || target != 0.0;
             let max = g.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let sum: f64 = g.iter().map(|&v| ((v - max) as f64).exp()).sum();
+            let sum: f64 =
+                g.iter().zip(t).filter(|&(&v, &ti)| live(v, ti)).map(|(&v, _)| ((v - max) as f64).exp()).sum();
             let log_sum = sum.ln() as f32 + max;
             let total: f32 = t.iter().sum();
             let mut loss = 0.0f64;
             for (gi, &ti) in g.iter_mut().zip(t) {
+                if !live(*gi, ti) {
+                    *gi = 0.0;
+                    continue;
+                }
                 let log_p = *gi - log_sum;
                 if ti != 0.0 {
                     loss -= (ti * log_p) as f64;
@@ -775,7 +949,7 @@ impl TrainingModel {
         let layout = Padded::new(grid, n);
         let mut grads = Gradients::default();
 
-        let mut input = scratch.zeros(0);
+        let mut input = scratch.reused(layout.len() * self.planes);
         layout.scatter_planes(batch.planes, self.planes, &mut input);
         let padded_rows = |image: usize| layout.ranks_of(image).flatten();
 
@@ -793,7 +967,7 @@ impl TrainingModel {
             let x = blocks.last().map(|b| &b.second.out).unwrap_or(&stem.out);
             let first_cache = first.forward(Some(layout), x, 0, None, scratch);
             let pool_cache = pool_layer.as_ref().map(|dense_layer| {
-                let (pooled, argmax) = pool(&first_cache.out, c, n, cells, padded_rows);
+                let (pooled, argmax) = pool(&first_cache.out, c, n, cells, |image| layout.ranks_of(image));
                 let bias = dense_layer.forward(n, &pooled);
                 let mut y = scratch.copy_of(&first_cache.out);
                 for image in 0..n {
@@ -823,14 +997,16 @@ impl TrainingModel {
 
         let pc = self.policy_conv.outputs;
         let policy = self.policy_conv.forward(None, &board, rows, None, scratch);
-        let (policy_pooled, policy_argmax) = pool(&policy.out, pc, n, cells, dense_rows);
+        let (policy_pooled, policy_argmax) =
+            pool(&policy.out, pc, n, cells, |image| std::iter::once(dense_rows(image)));
         let stop = self.policy_stop.forward(n, &policy_pooled);
         let mut cell_logits = product_rows(rows, 16, pc, &policy.out, &self.policy_cells_weight, false, scratch);
         for row in cell_logits.chunks_exact_mut(16) {
             row.iter_mut().zip(&self.policy_cells_bias).for_each(|(v, b)| *v += b);
         }
         let actions = cells * 16 + 1;
-        let mut logits = Vec::with_capacity(n * actions);
+        let mut logits = scratch.take(n * actions);
+        logits.clear();
         for (image, s) in cell_logits.chunks_exact(cells * 16).zip(&stop) {
             logits.extend_from_slice(image);
             logits.push(*s);
@@ -839,7 +1015,7 @@ impl TrainingModel {
 
         let vc = self.value_conv.outputs;
         let value = self.value_conv.forward(None, &board, rows, None, scratch);
-        let (value_pooled, value_argmax) = pool(&value.out, vc, n, cells, dense_rows);
+        let (value_pooled, value_argmax) = pool(&value.out, vc, n, cells, |image| std::iter::once(dense_rows(image)));
         let mut hidden = self.value_hidden.forward(n, &value_pooled);
         hidden.iter_mut().for_each(|h| *h = h.max(0.0));
         let wdl_logits = self.value_wdl.forward(n, &hidden);
@@ -848,8 +1024,9 @@ impl TrainingModel {
         // Losses and their gradients with respect to the outputs.
         let scale = 1.0 / n as f32;
         let (policy_loss, dlogits) =
-            softmax_cross_entropy(&logits, Some(batch.mask), batch.policy, actions, weights.policy * scale);
-        let (value_loss, dwdl) = softmax_cross_entropy(&wdl_logits, None, batch.wdl, 3, weights.value * scale);
+            softmax_cross_entropy(&logits, Some(batch.mask), batch.policy, actions, weights.policy * scale, scratch);
+        scratch.give(logits);
+        let (value_loss, dwdl) = softmax_cross_entropy(&wdl_logits, None, batch.wdl, 3, weights.value * scale, scratch);
         let policy_loss = (policy_loss / n as f64) as f32;
         let value_loss = (value_loss / n as f64) as f32;
         let mut total = weights.policy * policy_loss + weights.value * value_loss;
@@ -886,6 +1063,7 @@ impl TrainingModel {
 
         // Backward: the value head.
         let mut dhidden = self.value_wdl.backward(n, &hidden, &dwdl, &mut grads);
+        scratch.give(dwdl);
         if let (Some(head), Some(daux)) = (&self.value_aux, &daux) {
             let d = head.backward(n, &hidden, daux, &mut grads);
             dhidden.iter_mut().zip(&d).for_each(|(a, b)| *a += b);
@@ -898,16 +1076,20 @@ impl TrainingModel {
         let dpooled = self.value_hidden.backward(n, &value_pooled, &dhidden, &mut grads);
         let mut dvalue = scratch.zeros(rows * vc);
         pool_backward(&dpooled, &value_argmax, vc, cells, &mut dvalue, dense_rows);
-        let (dboard_value, _) =
-            self.value_conv.backward(None, &board, rows, value, dvalue, true, false, &mut grads, scratch);
+        let dboard_value = self
+            .value_conv
+            .backward(None, &board, rows, value, Upstream::of(dvalue, InputGrad::New), &mut grads, scratch)
+            .dx;
 
         // The policy head.
-        let mut dcells = Vec::with_capacity(rows * 16);
+        let mut dcells = scratch.take(rows * 16);
+        dcells.clear();
         let mut dstop = Vec::with_capacity(n);
         for image in dlogits.chunks_exact(actions) {
             dcells.extend_from_slice(&image[..cells * 16]);
             dstop.push(image[cells * 16]);
         }
+        scratch.give(dlogits);
         let dcells_weight = transposed_product(rows, pc, 16, &policy.out, &dcells);
         let mut dcells_bias = vec![0.0; 16];
         for row in dcells.chunks_exact(16) {
@@ -916,40 +1098,54 @@ impl TrainingModel {
         grads.push("policy_cells.weight".into(), vec![16, pc, 1, 1], kernel_oihw(&dcells_weight, pc, 16, 1));
         grads.push("policy_cells.bias".into(), vec![16], dcells_bias);
         let mut dpolicy = product_rows(rows, pc, 16, &dcells, &self.policy_cells_weight, true, scratch);
+        scratch.give(dcells);
         let dpooled = self.policy_stop.backward(n, &policy_pooled, &dstop, &mut grads);
         pool_backward(&dpooled, &policy_argmax, pc, cells, &mut dpolicy, dense_rows);
-        let (dboard_policy, _) =
-            self.policy_conv.backward(None, &board, rows, policy, dpolicy, true, false, &mut grads, scratch);
+        // The board's gradient: the value head's plus the policy head's.
+        let input_grad = match dboard_value {
+            Some(dboard) => InputGrad::AddTo(dboard),
+            None => InputGrad::New,
+        };
+        let dboard = self
+            .policy_conv
+            .backward(None, &board, rows, policy, Upstream::of(dpolicy, input_grad), &mut grads, scratch)
+            .dx;
 
         // Back onto the padded grid.
         let mut dx = scratch.zeros(layout.len() * c);
-        if let (Some(a), Some(b)) = (dboard_value, dboard_policy) {
-            let mut row = 0;
+        if let Some(dboard) = dboard {
+            let mut at = 0;
             for image in 0..n {
                 for run in layout.ranks_of(image) {
-                    for cell in run {
-                        let d = &mut dx[cell * c..(cell + 1) * c];
-                        for ch in 0..c {
-                            d[ch] = a[row * c + ch] + b[row * c + ch];
-                        }
-                        row += 1;
-                    }
+                    let len = run.len() * c;
+                    dx[run.start * c..run.end * c].copy_from_slice(&dboard[at..at + len]);
+                    at += len;
                 }
             }
-            scratch.give(a);
-            scratch.give(b);
+            scratch.give(dboard);
         }
         scratch.give(board);
 
         // The tower, last block first: each block's input is the output of the block before
         // (still in `blocks`) or of the stem.
+        // `dx_sums`: pass one of the next normalisation's backward, taken by the convolution
+        // that made `dx` (none for the heads' gradient, which arrives as a sum of two).
+        let mut dx_sums = None;
         while let Some(BlockCache { first: first_cache, pool: pool_cache, second: second_cache }) = blocks.pop() {
             let (first, second, pool_layer) = &self.tower[blocks.len()];
-            let x = blocks.last().map(|b| &b.second.out).unwrap_or(&stem.out);
+            let x_cache = blocks.last().map(|b| &b.second).unwrap_or(&stem);
             let y = pool_cache.as_ref().map(|p| &p.2).unwrap_or(&first_cache.out);
-            let (dy, dresidual) =
-                second.backward(Some(layout), y, 0, second_cache, dx, true, true, &mut grads, scratch);
-            let (mut dy, dresidual) = (dy.unwrap_or_default(), dresidual.unwrap_or_default());
+            // Without a pooling bias between them, the second convolution's input gradient is
+            // the first one's output gradient as it stands.
+            let upstream = Upstream {
+                grad: dx,
+                grad_sums: dx_sums.take(),
+                input_grad: InputGrad::New,
+                sums_for: pool_cache.is_none().then_some(&first_cache),
+                keep_residual: true,
+            };
+            let down = second.backward(Some(layout), y, 0, second_cache, upstream, &mut grads, scratch);
+            let (mut dy, dresidual) = (down.dx.unwrap_or_default(), down.residual.unwrap_or_default());
             if let (Some(layer), Some((pooled, argmax, y))) = (pool_layer, &pool_cache) {
                 // y = relu(first's output + pooled bias): the ReLU's mask, then the bias's
                 // gradient (a sum over each image's cells) and the pooling's.
@@ -968,16 +1164,23 @@ impl TrainingModel {
                 let dpooled = layer.backward(n, pooled, &dbias, &mut grads);
                 pool_backward(&dpooled, argmax, c, cells, &mut dy, padded_rows);
             }
-            let (dinput, _) = first.backward(Some(layout), x, 0, first_cache, dy, true, false, &mut grads, scratch);
-            dx = dresidual;
-            let dinput = dinput.unwrap_or_default();
-            add_assign(&mut dx, &dinput);
-            scratch.give(dinput);
+            // The block's input gradient: the residual's plus the first convolution's.
+            let upstream = Upstream {
+                grad: dy,
+                grad_sums: down.dx_sums,
+                input_grad: InputGrad::AddTo(dresidual),
+                sums_for: Some(x_cache),
+                keep_residual: false,
+            };
+            let down = first.backward(Some(layout), &x_cache.out, 0, first_cache, upstream, &mut grads, scratch);
+            dx = down.dx.unwrap_or_default();
+            dx_sums = down.dx_sums;
             if let Some((_, _, y)) = pool_cache {
                 scratch.give(y);
             }
         }
-        self.stem.backward(Some(layout), &input, 0, stem, dx, false, false, &mut grads, scratch);
+        let upstream = Upstream { grad_sums: dx_sums, ..Upstream::of(dx, InputGrad::Skip) };
+        self.stem.backward(Some(layout), &input, 0, stem, upstream, &mut grads, scratch);
         scratch.give(input);
         (losses, grads)
     }

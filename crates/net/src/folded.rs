@@ -20,6 +20,7 @@ use crate::config::{GridShape, NetConfig};
 use crate::error::NetError;
 use crate::model::{Model, AUX_OUTPUTS};
 use crate::network::RawOutputs;
+use crate::rows::bias_residual_relu;
 use burn::store::ModuleSnapshot;
 
 /// Epsilon of the model's batch normalisation: burn's `BatchNormConfig` default, which
@@ -172,29 +173,6 @@ pub(crate) fn gemm(
     }
 }
 
-/// `rows` rows of `channels` values: `x = max(0, x + bias [+ residual])` (ReLU optional).
-fn bias_residual_relu(x: &mut [f32], bias: &[f32], residual: Option<&[f32]>, relu: bool) {
-    let channels = bias.len();
-    match residual {
-        Some(residual) => {
-            for (row, res) in x.chunks_exact_mut(channels).zip(residual.chunks_exact(channels)) {
-                for ((v, &b), &r) in row.iter_mut().zip(bias).zip(res) {
-                    let s = *v + b + r;
-                    *v = if relu { s.max(0.0) } else { s };
-                }
-            }
-        }
-        None => {
-            for row in x.chunks_exact_mut(channels) {
-                for (v, &b) in row.iter_mut().zip(bias) {
-                    let s = *v + b;
-                    *v = if relu { s.max(0.0) } else { s };
-                }
-            }
-        }
-    }
-}
-
 /// burn's kernel layout `[outputs, inputs, kernel, kernel]` to `[(ky, kx, i), o]`.
 pub(crate) fn kernel_rows(oihw: &[f32], inputs: usize, outputs: usize, kernel: usize) -> Vec<f32> {
     let mut weight = vec![0.0; kernel * kernel * inputs * outputs];
@@ -306,6 +284,16 @@ impl Padded {
         self.cell(self.images - 1, self.ranks - 1, self.files - 1) + 1
     }
 
+    /// Whether padded cell `cell` is off every board: the zero cell left of each rank, the zero
+    /// rank between images, and everything before the first board cell or after the last.
+    pub(crate) fn is_margin(&self, cell: usize) -> bool {
+        if cell < self.first_cell() || cell >= self.end_cell() {
+            return true;
+        }
+        let (rank, file) = (cell / self.stride, cell % self.stride);
+        file == 0 || (rank - 1) % (self.ranks + 1) == self.ranks
+    }
+
     /// Zeroes every cell of `x` (`channels` floats each) that is not on a board.
     pub(crate) fn clear_margins(&self, x: &mut [f32], channels: usize) {
         let (first, end) = (self.first_cell(), self.end_cell());
@@ -329,13 +317,18 @@ impl Padded {
     /// `[images, planes, ranks, files]` input as padded `[cell, planes]` rows in `out`
     /// (margins zero).
     pub(crate) fn scatter_planes(&self, input: &[f32], planes: usize, out: &mut Vec<f32>) {
-        out.clear();
+        // Every board cell is written below: only the margins need clearing.
         out.resize(self.len() * planes, 0.0);
-        for (image, src) in input.chunks_exact(planes * self.ranks * self.files).enumerate() {
-            for (plane, values) in src.chunks_exact(self.ranks * self.files).enumerate() {
-                for (rank, cells) in self.ranks_of(image).enumerate() {
-                    for (f, cell) in cells.enumerate() {
-                        out[cell * planes + plane] = values[rank * self.files + f];
+        self.clear_margins(out, planes);
+        let cells = self.ranks * self.files;
+        for (image, src) in input.chunks_exact(planes * cells).enumerate() {
+            for rank in 0..self.ranks {
+                let start = self.cell(image, rank, 0);
+                let dst = &mut out[start * planes..(start + self.files) * planes];
+                for (file, values) in dst.chunks_exact_mut(planes).enumerate() {
+                    let at = rank * self.files + file;
+                    for (plane, value) in values.iter_mut().enumerate() {
+                        *value = src[plane * cells + at];
                     }
                 }
             }
@@ -636,6 +629,18 @@ mod tests {
         for (cell, on_board) in board.iter().enumerate() {
             if !on_board {
                 assert_eq!(&out[cell * outputs..(cell + 1) * outputs], &[0.0; 3], "margin cell {cell}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_margin_cell_is_one_that_clear_margins_zeroes() {
+        for (ranks, files, images) in [(3, 4, 3), (1, 1, 1), (16, 12, 2)] {
+            let layout = Padded::new(GridShape { ranks, files }, images);
+            let mut x = vec![1.0; layout.len()];
+            layout.clear_margins(&mut x, 1);
+            for (cell, &v) in x.iter().enumerate() {
+                assert_eq!(layout.is_margin(cell), v == 0.0, "{ranks}x{files}, {images} images, cell {cell}");
             }
         }
     }

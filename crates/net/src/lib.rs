@@ -26,6 +26,7 @@ mod folded;
 mod model;
 mod network;
 pub mod onnx;
+mod rows;
 mod train;
 
 pub use burn::tensor::Device;
