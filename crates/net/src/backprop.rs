@@ -282,31 +282,14 @@ fn conv_3x3_rows(
     accumulate: bool,
     sums_for: Option<&ConvNormCache>,
 ) -> Option<Vec<Vec<f32>>> {
-    let (i, o) = (src_channels, dst_channels);
-    let (first, end) = (layout.first_cell(), layout.end_cell());
+    let o = dst_channels;
     let block = BLOCK_ROWS * o;
-    let sums: Vec<Option<Vec<f32>>> = dst[..layout.len() * o]
-        .par_chunks_mut(block)
-        .enumerate()
-        .map(|(b, dst)| {
-            let start = b * BLOCK_ROWS;
-            let rows = dst.len() / o;
-            let from = first.clamp(start, start + rows) - start;
-            let to = end.clamp(start, start + rows) - start;
-            if from < to {
-                let product = &mut dst[from * o..to * o];
-                for ky in 0..3 {
-                    let window = start + from + ky * layout.stride - layout.stride - 1;
-                    let rhs = &kernel[ky * 3 * i * o..(ky + 1) * 3 * i * o];
-                    gemm(to - from, o, 3 * i, (&src[window * i..], i, 1), dense(rhs, o), product, accumulate || ky > 0);
-                }
-            }
-            sums_for.map(|next| {
-                let rows = b * block..b * block + dst.len();
-                masked_sums(dst, &next.out[rows.clone()], &next.z[rows], &next.stats)
-            })
+    let sums = conv_3x3_blocks(layout, src, src_channels, kernel, o, dst, accumulate, |b, dst| {
+        sums_for.map(|next| {
+            let rows = b * block..b * block + dst.len();
+            masked_sums(dst, &next.out[rows.clone()], &next.z[rows], &next.stats)
         })
-        .collect();
+    });
     sums_for.map(|_| sums.into_iter().flatten().collect())
 }
 
@@ -322,6 +305,30 @@ fn conv_3x3_with_sums(
     dst_channels: usize,
     dst: &mut [f32],
 ) -> Vec<Vec<f32>> {
+    let o = dst_channels;
+    conv_3x3_blocks(layout, src, src_channels, kernel, o, dst, false, |b, dst| {
+        for (row, values) in dst.chunks_exact_mut(o).enumerate() {
+            if layout.is_margin(b * BLOCK_ROWS + row) {
+                values.fill(0.0);
+            }
+        }
+        block_sums(dst, o)
+    })
+}
+
+/// The convolution of [`conv_3x3_rows`] on each block of `BLOCK_ROWS` rows of `dst` (counted
+/// from row 0, on all threads), then `finish(block index, block)` while the block is in cache.
+#[allow(clippy::too_many_arguments)]
+fn conv_3x3_blocks<R: Send>(
+    layout: Padded,
+    src: &[f32],
+    src_channels: usize,
+    kernel: &[f32],
+    dst_channels: usize,
+    dst: &mut [f32],
+    accumulate: bool,
+    finish: impl Fn(usize, &mut [f32]) -> R + Sync,
+) -> Vec<R> {
     let (i, o) = (src_channels, dst_channels);
     let (first, end) = (layout.first_cell(), layout.end_cell());
     dst[..layout.len() * o]
@@ -338,15 +345,10 @@ fn conv_3x3_with_sums(
                 for ky in 0..3 {
                     let window = start + from + ky * layout.stride - layout.stride - 1;
                     let rhs = &kernel[ky * 3 * i * o..(ky + 1) * 3 * i * o];
-                    gemm(to - from, o, 3 * i, (&src[window * i..], i, 1), dense(rhs, o), product, ky > 0);
+                    gemm(to - from, o, 3 * i, (&src[window * i..], i, 1), dense(rhs, o), product, accumulate || ky > 0);
                 }
             }
-            for (row, values) in dst.chunks_exact_mut(o).enumerate() {
-                if layout.is_margin(start + row) {
-                    values.fill(0.0);
-                }
-            }
-            block_sums(dst, o)
+            finish(b, dst)
         })
         .collect()
 }
