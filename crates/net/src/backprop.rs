@@ -725,6 +725,8 @@ fn pool<I: Iterator<Item = std::ops::Range<usize>>>(
     cells: usize,
     runs_of: impl Fn(usize) -> I + Sync,
 ) -> (Vec<f32>, Vec<usize>) {
+    // Rows are numbered in u32 by `rows::first_max_rows` (a batch of 128 is 28,288 rows).
+    assert!(x.len() / channels.max(1) < u32::MAX as usize, "pooling over {} rows", x.len() / channels.max(1));
     let mut pooled = vec![0.0; images * 2 * channels];
     let mut argmax = vec![0usize; images * channels];
     pooled.par_chunks_mut(2 * channels).zip(argmax.par_chunks_mut(channels)).enumerate().for_each(
@@ -842,31 +844,28 @@ fn softmax_cross_entropy(
         .zip(logits.par_chunks(width).zip(targets.par_chunks(width)))
         .enumerate()
         .map(|(row, (g, (l, t)))| {
-            // The masked logits first, in the gradient's row.
-            match mask {
-                Some(mask) => g
-                    .iter_mut()
-                    .zip(l.iter().zip(&mask[row * width..(row + 1) * width]))
-                    .for_each(|(g, (a, b))| *g = a + b),
-                None => g.copy_from_slice(l),
-            }
-            let live = |v: f32, target: f32| v > MASKED || target != 0.0;
-            let max = g.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let sum: f64 =
-                g.iter().zip(t).filter(|&(&v, &ti)| live(v, ti)).map(|(&v, _)| ((v - max) as f64).exp()).sum();
+            // The live entries (legal, or with target mass) with their masked logits; every
+            // other entry has probability and target 0, so gradient 0, and adds nothing to the
+            // maximum, the sums or the loss (a Camelot row: about 30 live of 3,073).
+            let mask = mask.map(|mask| &mask[row * width..(row + 1) * width]);
+            let live: Vec<(usize, f32)> = (0..width)
+                .filter_map(|k| {
+                    let v = l[k] + mask.map_or(0.0, |m| m[k]);
+                    (v > MASKED || t[k] != 0.0).then_some((k, v))
+                })
+                .collect();
+            let max = live.iter().fold(f32::NEG_INFINITY, |m, &(_, v)| m.max(v));
+            let sum: f64 = live.iter().map(|&(_, v)| ((v - max) as f64).exp()).sum();
             let log_sum = sum.ln() as f32 + max;
-            let total: f32 = t.iter().sum();
+            let total: f32 = live.iter().map(|&(k, _)| t[k]).sum();
+            g.fill(0.0);
             let mut loss = 0.0f64;
-            for (gi, &ti) in g.iter_mut().zip(t) {
-                if !live(*gi, ti) {
-                    *gi = 0.0;
-                    continue;
+            for &(k, v) in &live {
+                let log_p = v - log_sum;
+                if t[k] != 0.0 {
+                    loss -= (t[k] * log_p) as f64;
                 }
-                let log_p = *gi - log_sum;
-                if ti != 0.0 {
-                    loss -= (ti * log_p) as f64;
-                }
-                *gi = (log_p.exp() * total - ti) * scale;
+                g[k] = (log_p.exp() * total - t[k]) * scale;
             }
             loss
         })

@@ -246,6 +246,7 @@ pub struct Trainer {
     by_hand: Option<HashMap<String, ParamId>>,
     /// The hand-written step's activation buffers, reused from step to step.
     scratch: Scratch,
+    batch_arrays: BatchArrays,
 }
 
 /// The model's float parameters by path (`stem.conv.weight`, ...): every field of a module
@@ -280,7 +281,10 @@ impl std::fmt::Debug for Trainer {
     }
 }
 
-/// Dense arrays of one batch, ready to become tensors.
+/// Dense arrays of one batch, ready to become tensors. The trainer keeps them from one step to
+/// the next: at batch 128 they are 5 MB, and fresh pages each step cost a measurable share of
+/// a 3x32 step.
+#[derive(Default)]
 struct BatchArrays {
     planes: Vec<f32>,
     mask: Vec<f32>,
@@ -320,6 +324,7 @@ impl Trainer {
             step: 0,
             by_hand,
             scratch: Scratch::default(),
+            batch_arrays: BatchArrays::default(),
         })
     }
 
@@ -349,17 +354,21 @@ impl Trainer {
         Network::from_model(self.model.valid(), self.network.config().clone(), self.network.grid(), self.device.clone())
     }
 
-    fn arrays(&self, samples: &[&TrainingSample], rng: &mut impl Rng) -> Result<BatchArrays, NetError> {
-        let per = self.network.planes_len();
+    /// `samples` as dense arrays, written into `b` (cleared first).
+    fn arrays(
+        &self,
+        samples: &[&TrainingSample],
+        rng: &mut impl Rng,
+        mut b: BatchArrays,
+    ) -> Result<BatchArrays, NetError> {
         let actions = self.network.grid().actions();
         let n = samples.len();
-        let mut b = BatchArrays {
-            planes: Vec::with_capacity(n * per),
-            mask: vec![-1e9; n * actions],
-            policy: vec![0.0; n * actions],
-            wdl: Vec::with_capacity(n * 3),
-            aux: Vec::with_capacity(n * AUX_OUTPUTS.len()),
-        };
+        let per = self.network.planes_len();
+        for buffer in [&mut b.planes, &mut b.mask, &mut b.policy, &mut b.wdl, &mut b.aux] {
+            buffer.clear();
+        }
+        b.mask.resize(n * actions, -1e9);
+        b.policy.resize(n * actions, 0.0);
         for (i, s) in samples.iter().enumerate() {
             if s.planes.len() != per || s.legal.len() != s.policy.len() || s.legal.is_empty() {
                 return Err(NetError::Batch(format!(
@@ -396,12 +405,14 @@ impl Trainer {
         if samples.is_empty() {
             return Err(NetError::Batch("an empty training batch".into()));
         }
-        let b = self.arrays(samples, rng)?;
+        let buffers = std::mem::take(&mut self.batch_arrays);
+        let b = self.arrays(samples, rng, buffers)?;
         let learning_rate = self.config.learning_rate_at(self.step);
         let (stats, grads) = match &self.by_hand {
             Some(_) => self.hand_gradients(&b, samples.len())?,
             None => self.gradients_by_autodiff(&b, samples.len())?,
         };
+        self.batch_arrays = b;
         self.model = self.optimizer.step(learning_rate, self.model.clone(), grads);
         self.step += 1;
         // A loss that is not finite means weights that are not either (or soon will be): stop
