@@ -536,10 +536,11 @@ impl ConvNorm {
         ConvNormCache { z, out, stats }
     }
 
-    /// Backward: `grad` (the loss gradient of the output) is consumed; returns the gradient of
-    /// the input `x` when `want_input` (padded like `x` for 3x3, margins unspecified), pushing
-    /// the parameter gradients and batch statistics. With `keep_residual`, also the gradient
-    /// that reaches a residual input added before the ReLU.
+    /// Backward: the [`Upstream`] gradient of the output is consumed; returns the gradient of
+    /// the input `x` as [`Upstream::input_grad`] asks (padded like `x` for 3x3, margins
+    /// unspecified) with its sums for [`Upstream::sums_for`], and with
+    /// [`Upstream::keep_residual`] the gradient that reaches a residual input added before the
+    /// ReLU; pushes the parameter gradients and batch statistics.
     #[allow(clippy::too_many_arguments)]
     fn backward(
         &self,
