@@ -174,11 +174,7 @@ fn norm_relu(
     let (scale, shift) = (&scale[..], &shift[..]);
     let clear_margins = |b: usize, out: &mut [f32]| {
         if let Some(layout) = layout {
-            for (row, o) in out.chunks_exact_mut(channels).enumerate() {
-                if layout.is_margin(b * BLOCK_ROWS + row) {
-                    o.fill(0.0);
-                }
-            }
+            layout.clear_margin_rows(b * BLOCK_ROWS, out, channels);
         }
     };
     match residual {
@@ -263,97 +259,85 @@ fn norm_relu_backward(
     (dgamma, dbeta, NormGrad { a: scale, b, c })
 }
 
-/// `dst[q] (+)= src[q - 1 .. q + 2] (per kernel row's shift) . kernel` (added to `dst` with
-/// `accumulate`) for every padded cell `q` from the first board cell to the last: a 3x3 "same"
-/// convolution on the padded grid, as three products (one per kernel row, over windows of
-/// three consecutive cells) per block of `BLOCK_ROWS` rows of `dst` (counted from row 0), the
-/// blocks on all threads. `kernel` is `[(ky * 3 + kx) * src_channels + i, o]`; `dst`'s margins
-/// hold whatever the windows give (zero them after, or mask them). With `sums_for`, the
-/// [`masked_sums`] of each finished block of `dst` against that layer's forward pass, taken
-/// while the block is in cache (pass one of its [`norm_relu_backward`]).
-#[allow(clippy::too_many_arguments)]
-fn conv_3x3_rows(
+/// A 3x3 "same" convolution's operands on the padded grid: `src` (`inputs` floats per cell)
+/// and `kernel` (`[(ky * 3 + kx) * inputs + i, outputs]`).
+#[derive(Clone, Copy)]
+struct Conv3x3<'a> {
     layout: Padded,
-    src: &[f32],
-    src_channels: usize,
-    kernel: &[f32],
-    dst_channels: usize,
-    dst: &mut [f32],
-    accumulate: bool,
-    sums_for: Option<&ConvNormCache>,
-) -> Option<Vec<Vec<f32>>> {
-    let o = dst_channels;
-    let block = BLOCK_ROWS * o;
-    let sums = conv_3x3_blocks(layout, src, src_channels, kernel, o, dst, accumulate, |b, dst| {
-        sums_for.map(|next| {
-            let rows = b * block..b * block + dst.len();
-            masked_sums(dst, &next.out[rows.clone()], &next.z[rows], &next.stats)
+    src: &'a [f32],
+    inputs: usize,
+    kernel: &'a [f32],
+    outputs: usize,
+}
+
+impl Conv3x3<'_> {
+    /// `dst[q] (+)= src[q - 1 .. q + 2] (per kernel row's shift) . kernel` (added to `dst`
+    /// with `accumulate`) for every padded cell `q` from the first board cell to the last, as
+    /// three products (one per kernel row, over windows of three consecutive cells) per block
+    /// of `BLOCK_ROWS` rows of `dst` (counted from row 0), the blocks on all threads; `dst`'s
+    /// margins hold whatever the windows give (zero them after, or mask them). With
+    /// `sums_for`, the [`masked_sums`] of each finished block of `dst` against that layer's
+    /// forward pass, taken while the block is in cache (pass one of its
+    /// [`norm_relu_backward`]).
+    fn rows(self, dst: &mut [f32], accumulate: bool, sums_for: Option<&ConvNormCache>) -> Option<Vec<Vec<f32>>> {
+        let block = BLOCK_ROWS * self.outputs;
+        let sums = self.blocks(dst, accumulate, |b, dst| {
+            sums_for.map(|next| {
+                let rows = b * block..b * block + dst.len();
+                masked_sums(dst, &next.out[rows.clone()], &next.z[rows], &next.stats)
+            })
+        });
+        sums_for.map(|_| sums.into_iter().flatten().collect())
+    }
+
+    /// [`Conv3x3::rows`] into a whole padded `dst` whose margins come out zero, with the
+    /// [`block_sums`] of each block of `BLOCK_ROWS` rows of `dst` (counted from row 0) taken
+    /// while the block is in cache: the forward convolution, its margins and its
+    /// normalisation's sums in one pass.
+    fn with_sums(self, dst: &mut [f32]) -> Vec<Vec<f32>> {
+        let o = self.outputs;
+        self.blocks(dst, false, |b, dst| {
+            self.layout.clear_margin_rows(b * BLOCK_ROWS, dst, o);
+            block_sums(dst, o)
         })
-    });
-    sums_for.map(|_| sums.into_iter().flatten().collect())
-}
+    }
 
-/// [`conv_3x3_rows`] into a whole padded `dst` whose margins come out zero, with the
-/// [`block_sums`] of each block of `BLOCK_ROWS` rows of `dst` (counted from row 0) taken while
-/// the block is in cache: the forward convolution, its margins and its normalisation's sums in
-/// one pass.
-fn conv_3x3_with_sums(
-    layout: Padded,
-    src: &[f32],
-    src_channels: usize,
-    kernel: &[f32],
-    dst_channels: usize,
-    dst: &mut [f32],
-) -> Vec<Vec<f32>> {
-    let o = dst_channels;
-    conv_3x3_blocks(layout, src, src_channels, kernel, o, dst, false, |b, dst| {
-        for (row, values) in dst.chunks_exact_mut(o).enumerate() {
-            if layout.is_margin(b * BLOCK_ROWS + row) {
-                values.fill(0.0);
-            }
-        }
-        block_sums(dst, o)
-    })
-}
-
-/// The convolution of [`conv_3x3_rows`] on each block of `BLOCK_ROWS` rows of `dst` (counted
-/// from row 0, on all threads), then `finish(block index, block)` while the block is in cache.
-#[allow(clippy::too_many_arguments)]
-fn conv_3x3_blocks<R: Send>(
-    layout: Padded,
-    src: &[f32],
-    src_channels: usize,
-    kernel: &[f32],
-    dst_channels: usize,
-    dst: &mut [f32],
-    accumulate: bool,
-    finish: impl Fn(usize, &mut [f32]) -> R + Sync,
-) -> Vec<R> {
-    let (i, o) = (src_channels, dst_channels);
-    let (first, end) = (layout.first_cell(), layout.end_cell());
-    dst[..layout.len() * o]
-        .par_chunks_mut(BLOCK_ROWS * o)
-        .enumerate()
-        .map(|(b, dst)| {
-            let start = b * BLOCK_ROWS;
-            let rows = dst.len() / o;
-            // The board rows of this block: [from, to) within the block.
-            let from = first.clamp(start, start + rows) - start;
-            let to = end.clamp(start, start + rows) - start;
-            if from < to {
-                let product = &mut dst[from * o..to * o];
-                for ky in 0..3 {
-                    let window = start + from + ky * layout.stride - layout.stride - 1;
-                    let rhs = &kernel[ky * 3 * i * o..(ky + 1) * 3 * i * o];
-                    gemm(to - from, o, 3 * i, (&src[window * i..], i, 1), dense(rhs, o), product, accumulate || ky > 0);
+    /// The convolution of [`Conv3x3::rows`] on each block of `BLOCK_ROWS` rows of `dst`
+    /// (counted from row 0, on all threads), then `finish(block index, block)` while the block
+    /// is in cache.
+    fn blocks<R: Send>(
+        self,
+        dst: &mut [f32],
+        accumulate: bool,
+        finish: impl Fn(usize, &mut [f32]) -> R + Sync,
+    ) -> Vec<R> {
+        let Conv3x3 { layout, src, inputs: i, kernel, outputs: o } = self;
+        let (first, end) = (layout.first_cell(), layout.end_cell());
+        dst[..layout.len() * o]
+            .par_chunks_mut(BLOCK_ROWS * o)
+            .enumerate()
+            .map(|(b, dst)| {
+                let start = b * BLOCK_ROWS;
+                let rows = dst.len() / o;
+                // The board rows of this block: [from, to) within the block.
+                let from = first.clamp(start, start + rows) - start;
+                let to = end.clamp(start, start + rows) - start;
+                if from < to {
+                    let product = &mut dst[from * o..to * o];
+                    for ky in 0..3 {
+                        let window = start + from + ky * layout.stride - layout.stride - 1;
+                        let rhs = &kernel[ky * 3 * i * o..(ky + 1) * 3 * i * o];
+                        let lhs = (&src[window * i..], i, 1);
+                        gemm(to - from, o, 3 * i, lhs, dense(rhs, o), product, accumulate || ky > 0);
+                    }
                 }
-            }
-            finish(b, dst)
-        })
-        .collect()
+                finish(b, dst)
+            })
+            .collect()
+    }
 }
 
-/// The weight gradient of [`conv_3x3_rows`]: `dW[(ky, kx, i), o] = sum over cells q of
+/// The weight gradient of [`Conv3x3::rows`]: `dW[(ky, kx, i), o] = sum over cells q of
 /// src[q + shift(ky, kx)][i] * grad[q][o]`, summed by blocks of cells on all threads. Each
 /// kernel row's block is the product `grad^T [o, cells] x windows [cells, 3 * i]` (its
 /// transpose: `gemm` runs this orientation about 8% faster, measured), transposed once after
@@ -521,7 +505,8 @@ impl ConvNorm {
             Some(layout) => {
                 // Every cell is written: the board by the convolution, the margins zero.
                 let mut z = scratch.reused(layout.len() * o);
-                let sums = conv_3x3_with_sums(layout, x, self.inputs, &self.weight, o, &mut z);
+                let conv = Conv3x3 { layout, src: x, inputs: self.inputs, kernel: &self.weight, outputs: o };
+                let sums = conv.with_sums(&mut z);
                 let stats = stats_of_sums(&sums, o, layout.images * layout.ranks * layout.files);
                 (z, stats)
             }
@@ -602,7 +587,8 @@ impl ConvNorm {
                             InputGrad::AddTo(dx) => (dx, true),
                             _ => (scratch.reused(layout.len() * i), false),
                         };
-                        dx_sums = conv_3x3_rows(layout, &grad, o, &flipped, i, &mut dx, accumulate, sums_for);
+                        let conv = Conv3x3 { layout, src: &grad, inputs: o, kernel: &flipped, outputs: i };
+                        dx_sums = conv.rows(&mut dx, accumulate, sums_for);
                         Some(dx)
                     }
                 };

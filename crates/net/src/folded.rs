@@ -294,6 +294,15 @@ impl Padded {
         file == 0 || (rank - 1) % (self.ranks + 1) == self.ranks
     }
 
+    /// Zeroes the margin cells among `rows` (`channels` floats each), padded cells `first..`.
+    pub(crate) fn clear_margin_rows(&self, first: usize, rows: &mut [f32], channels: usize) {
+        for (offset, values) in rows.chunks_exact_mut(channels).enumerate() {
+            if self.is_margin(first + offset) {
+                values.fill(0.0);
+            }
+        }
+    }
+
     /// Zeroes every cell of `x` (`channels` floats each) that is not on a board.
     pub(crate) fn clear_margins(&self, x: &mut [f32], channels: usize) {
         let (first, end) = (self.first_cell(), self.end_cell());
