@@ -20,7 +20,8 @@ pub struct RatingsArgs {
     /// Virtual draws added to each pair of players that met (keeps a clean sweep finite).
     #[arg(long, default_value_t = 1.0)]
     prior_draws: f64,
-    /// The player fixed at 0 when `random` did not play (default: the first player in the file).
+    /// The player fixed at 0 Elo, against whom every interval is measured (default: `random`
+    /// when it played, else the first player in the file).
     #[arg(long)]
     anchor: Option<String>,
     /// Where to draw the Elo-by-generation plot (default: DIR/elo.png; skipped when no

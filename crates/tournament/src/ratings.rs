@@ -29,8 +29,12 @@
 //! be connected by games (otherwise their relative ratings are unknown: an error says which
 //! groups never met).
 //!
-//! The anchor is `random` at 0 when it played, else [`FitOptions::anchor`] or the first player
-//! in the rows.
+//! The anchor is [`FitOptions::anchor`] when given, else `random` at 0 when it played, else the
+//! first player in the rows. Intervals are relative to the anchor, so a player's interval
+//! holds every link of the chain of games between it and the anchor: a network that beats
+//! `random`, `greedy` and `uct` in every game is placed only loosely above them, however many
+//! games it plays against the alpha-beta anchors. Anchoring at the fixed player nearest in
+//! strength (`--anchor alphabeta:depth=2`) gives the interval of the measurement itself.
 
 use crate::error::TournamentError;
 use crate::results::ResultRow;
@@ -53,8 +57,8 @@ pub struct FitOptions {
     /// colour assignments). 0 gives the plain maximum-likelihood estimate, which is infinite
     /// when a player won or lost every game.
     pub prior_draws: f64,
-    /// The player fixed at 0 Elo when `random` did not play (default: the first player in the
-    /// rows).
+    /// The player fixed at 0 Elo (default: `random` when it played, else the first player in
+    /// the rows).
     pub anchor: Option<String>,
 }
 
@@ -382,10 +386,10 @@ pub fn fit_ratings(rows: &[ResultRow], options: &FitOptions) -> Result<RatingTab
             second: second.iter().map(|&i| names[i].clone()).collect(),
         });
     }
-    let anchor = if let Some(&r) = index.get("random") {
-        r
-    } else if let Some(a) = &options.anchor {
+    let anchor = if let Some(a) = &options.anchor {
         *index.get(a).ok_or_else(|| TournamentError::UnknownAnchor(a.clone()))?
+    } else if let Some(&r) = index.get("random") {
+        r
     } else {
         0
     };

@@ -180,3 +180,29 @@ fn the_plot_is_a_png_of_the_requested_size() {
     assert!(!dir.join("none.png").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_anchor_given_replaces_random_and_the_intervals_are_relative_to_it() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    // A chain: random far below greedy, the network far above both and close to depth 2.
+    let names = ["random", "greedy", "alphabeta:depth=2", "net"];
+    let rows = simulate(&names, &[0.0, 200.0, 1200.0, 1150.0], 60, 0.0, 0.5, &mut rng);
+    let by_random = fit_ratings(&rows, &FitOptions::default()).expect("fits");
+    let options = FitOptions { anchor: Some("alphabeta:depth=2".into()), ..FitOptions::default() };
+    let by_depth2 = fit_ratings(&rows, &options).expect("fits");
+    assert_eq!((by_random.anchor.as_str(), by_depth2.anchor.as_str()), ("random", "alphabeta:depth=2"));
+    let elo = |t: &camelot_tournament::RatingTable, n: &str| t.players[t.index_of(n).unwrap()].clone();
+    // The same differences, shifted.
+    let gap = |t: &camelot_tournament::RatingTable| elo(t, "net").elo - elo(t, "alphabeta:depth=2").elo;
+    assert!((gap(&by_random) - gap(&by_depth2)).abs() < 1e-6);
+    assert_eq!(elo(&by_depth2, "alphabeta:depth=2").elo, 0.0);
+    // The network's interval: the whole chain from random, only the direct games from depth 2.
+    assert!(
+        elo(&by_depth2, "net").ci95 < elo(&by_random, "net").ci95,
+        "{:?} {:?}",
+        elo(&by_depth2, "net"),
+        elo(&by_random, "net")
+    );
+    let unknown = FitOptions { anchor: Some("nobody".into()), ..FitOptions::default() };
+    assert!(matches!(fit_ratings(&rows, &unknown), Err(TournamentError::UnknownAnchor(_))));
+}
