@@ -111,9 +111,11 @@ pub struct TargetSettings {
 /// A short horizon is meant for tactics: captures are compulsory, so a piece left where it
 /// can be jumped is nearly always taken within a ply or two even in noisy self-play, and the
 /// material a few plies on says which pieces hang, where the material at the end of a long,
-/// noisy game says little about the position 100 plies before it. Measured at 4 plies on
-/// `configs/quick.toml` it taught the networks to avoid contact and made them no stronger
-/// (docs/BENCHMARKS.md), so configs leave it at 0.
+/// noisy game says little about the position 100 plies before it. At 4 plies, with the
+/// material utility on `tanh` scale and the rule-fact input planes, it is what first made
+/// `configs/quick.toml`'s networks take games from `alphabeta:depth=2` (docs/BENCHMARKS.md,
+/// "Rule-fact input planes and a material utility that sees a man"); `quick.toml` and
+/// `hour.toml` set it.
 pub fn game_samples(
     rules: &Arc<Ruleset>,
     record: &GameRecord,
