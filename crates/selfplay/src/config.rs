@@ -230,6 +230,13 @@ pub struct EvaluationConfig {
     /// How many of the solved positions to use, spread evenly over the file (0: all).
     #[serde(default)]
     pub solved_sample: u32,
+    /// The player fixed at 0 Elo in `plots/elo.png` (one of `opponents`; default: `random`
+    /// when it plays). Every interval is relative to it, through the chain of games between:
+    /// networks that win every game against `random`, `greedy` and `uct` stay about +-200 Elo
+    /// from `random` however many games they play, so the interval of what the ladder
+    /// measures is read against the anchor nearest the networks (`camelot ratings --anchor`).
+    #[serde(default)]
+    pub rating_anchor: Option<String>,
 }
 
 /// Promotion rule of new networks.
@@ -471,6 +478,14 @@ impl RunConfig {
         }
         if e.final_games.is_some_and(|g| !g.is_multiple_of(2)) {
             return key("evaluation.final_games", "must be even (each opening is played with both colours)");
+        }
+        if let Some(anchor) = &e.rating_anchor {
+            if !e.opponents.iter().any(|o| o == anchor) || anchor == "previous" || anchor == "initial" {
+                return key(
+                    "evaluation.rating_anchor",
+                    "must be one of evaluation.opponents other than previous and initial",
+                );
+            }
         }
         if e.gate == Gate::Sprt {
             let g = &e.sprt;

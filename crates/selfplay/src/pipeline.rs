@@ -142,7 +142,7 @@ pub fn merge_generation_files(run: &Run, newest: u32) -> Result<RunState, Selfpl
         run.store.put_replace(merged, out)?;
     }
     if let Some(root) = run.local_root() {
-        let (_, failures) = crate::plots::draw_run_plots(&root);
+        let (_, failures) = crate::plots::draw_run_plots(&root, run.config.evaluation.rating_anchor.as_deref());
         for failure in failures {
             tracing::warn!("plot not drawn: {failure}");
         }

@@ -28,7 +28,7 @@ struct Series {
 /// Draws every plot of the run that its files allow; returns the paths written. A plot
 /// whose data is missing (no training step yet, no evaluation) is skipped; a failure to draw
 /// one is returned as text and leaves the others drawn.
-pub fn draw_run_plots(root: &Path) -> (Vec<PathBuf>, Vec<String>) {
+pub fn draw_run_plots(root: &Path, rating_anchor: Option<&str>) -> (Vec<PathBuf>, Vec<String>) {
     let plots = root.join(layout::PLOTS);
     let mut written = Vec::new();
     let mut failures = Vec::new();
@@ -120,7 +120,7 @@ pub fn draw_run_plots(root: &Path) -> (Vec<PathBuf>, Vec<String>) {
         "game_ends.png",
         by_generation("game_ends.png", "How self-play games end", "games", &GAME_END_COLUMNS, None),
     );
-    attempt("elo.png", draw_elo(&root.join(layout::RESULTS), &plots.join("elo.png")));
+    attempt("elo.png", draw_elo(&root.join(layout::RESULTS), &plots.join("elo.png"), rating_anchor));
     (written, failures)
 }
 
@@ -175,7 +175,7 @@ fn evaluation_series(path: &Path) -> Result<Vec<Series>, String> {
     Ok(by_opponent.into_iter().map(|(name, points)| Series { name, points }).collect())
 }
 
-fn draw_elo(results: &Path, out: &Path) -> Result<bool, String> {
+fn draw_elo(results: &Path, out: &Path, anchor: Option<&str>) -> Result<bool, String> {
     if !results.exists() {
         return Ok(false);
     }
@@ -183,7 +183,10 @@ fn draw_elo(results: &Path, out: &Path) -> Result<bool, String> {
     if rows.is_empty() {
         return Ok(false);
     }
-    let table = fit_ratings(&rows, &FitOptions::default()).map_err(|e| e.to_string())?;
+    // Until the anchor has played (a run's first generations), the default anchor.
+    let anchor = anchor.filter(|a| rows.iter().any(|r| r.white == *a || r.black == *a));
+    let options = FitOptions { anchor: anchor.map(str::to_string), ..FitOptions::default() };
+    let table = fit_ratings(&rows, &options).map_err(|e| e.to_string())?;
     plot_elo_by_generation(&table, out, WIDTH, HEIGHT).map_err(|e| e.to_string())?;
     Ok(true)
 }

@@ -52,6 +52,9 @@ fn bad_values_are_refused_naming_their_key() {
             "evaluation.sprt.max_pairs",
         ),
         ("unknown", "[selfplay]", "[selfplay]\nmaterial_utilty = 0.2", "material_utilty"),
+        // The Elo plot's anchor must be a fixed player of the ladder.
+        ("anchor absent", "[evaluation]", "[evaluation]\nrating_anchor = \"greedy\"", "evaluation.rating_anchor"),
+        ("anchor previous", "[evaluation]", "[evaluation]\nrating_anchor = \"previous\"", "evaluation.rating_anchor"),
     ];
     for (what, section, replacement, key) in cases {
         let text = tiny.replacen(section, replacement, 1);
