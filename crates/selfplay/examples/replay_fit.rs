@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use camelot_net::{grid_of, parse_device, NetConfig, Network, Trainer, TrainingSample};
+use camelot_net::{grid_of, masked_softmax, parse_device, NetConfig, Network, Trainer, TrainingSample};
 use camelot_selfplay::record::decode_shard;
 use camelot_selfplay::replay::game_samples;
 use camelot_selfplay::store::RunStore;
@@ -29,25 +29,22 @@ fn measure(network: &Network, samples: &[TrainingSample]) -> Result<(f64, f64, f
         let planes: Vec<f32> = chunk.iter().flat_map(|s| s.planes.iter().copied()).collect();
         let raw = network.forward(&planes, chunk.len())?;
         for (b, s) in chunk.iter().enumerate() {
-            let logits = &raw.policy_logits[b * actions..(b + 1) * actions];
-            let max = s.legal.iter().map(|&a| logits[a as usize]).fold(f32::NEG_INFINITY, f32::max);
-            let log_sum = s.legal.iter().map(|&a| ((logits[a as usize] - max) as f64).exp()).sum::<f64>().ln();
-            for (&a, &p) in s.legal.iter().zip(&s.policy) {
+            let mut prior = vec![0.0; s.legal.len()];
+            masked_softmax(&raw.policy_logits[b * actions..(b + 1) * actions], &s.legal, &mut prior);
+            for (&p, &q) in s.policy.iter().zip(&prior) {
                 if p > 0.0 {
-                    let log_q = (logits[a as usize] - max) as f64 - log_sum;
-                    ce -= p as f64 * log_q;
+                    ce -= p as f64 * (q.max(1e-12) as f64).ln();
                     entropy -= p as f64 * (p as f64).ln();
                 }
             }
+            // The value head gives probabilities.
             let wdl = &raw.wdl[b * 3..b * 3 + 3];
-            let wmax = wdl.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let wsum = wdl.iter().map(|&x| ((x - wmax) as f64).exp()).sum::<f64>().ln();
             let v: f64 = s
                 .wdl
                 .iter()
                 .zip(wdl)
                 .filter(|(&target, _)| target > 0.0)
-                .map(|(&target, &logit)| -(target as f64) * ((logit - wmax) as f64 - wsum))
+                .map(|(&target, &p)| -(target as f64) * (p.max(1e-12) as f64).ln())
                 .sum();
             value += v;
             if s.plies_left < 0.2 {
