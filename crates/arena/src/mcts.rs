@@ -17,7 +17,7 @@ use crate::player::{legal_or_over, stop_requested, Choice, Evaluation, Player, S
 use camelot_game::CamelotState;
 use camelot_net::{load_checkpoint, parse_device, ModelCard, NetEvaluator, Network, PlaySettings};
 use camelot_rules::{Game, Ruleset};
-use camelot_search::{GameState as _, SearchConfig, SearchResult, Searcher, TemperatureSchedule, Tree};
+use camelot_search::{GameState as _, SearchConfig, SearchResult, Searcher, TemperatureSchedule, Terminal, Tree};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -337,7 +337,14 @@ impl Player for Mcts {
                 || ArenaError::IllegalChoice { player: self.name.clone(), cpn: game.rules().to_cpn(game.position()) },
             )?;
         let mv = root.legal_moves()[index];
-        let value = first.map(|r| r.value).unwrap_or(camelot_search::Wdl::DRAW);
+        let value = first.as_ref().map(|r| r.value).unwrap_or(camelot_search::Wdl::DRAW);
+        // The solver's verdict on the turn's first decision, with its distance, where it has one.
+        let proven = first.as_ref().and_then(|r| match (r.proven, r.proven_plies) {
+            (Some(Terminal::Draw), _) => Some(Evaluation::Draw),
+            (Some(Terminal::Win(side)), Some(plies)) if side == r.to_move => Some(Evaluation::WinIn(plies)),
+            (Some(Terminal::Win(_)), Some(plies)) => Some(Evaluation::LossIn(plies)),
+            _ => None,
+        });
         let info = format!(
             "{sims} simulations over {} decisions, {} ms, value W/D/L {:.2}/{:.2}/{:.2}",
             actions.len(),
@@ -348,7 +355,7 @@ impl Player for Mcts {
         );
         Ok(Choice {
             mv,
-            evaluation: Some(Evaluation::ExpectedScore((value.win + 0.5 * value.draw) as f64)),
+            evaluation: Some(proven.unwrap_or(Evaluation::ExpectedScore((value.win + 0.5 * value.draw) as f64))),
             principal_line: vec![mv],
             info,
         })

@@ -225,3 +225,39 @@ fn the_material_setting_reaches_the_players_evaluator() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A network player reports the solver's verdict with its distance, and in a lost position
+/// plays the move that resists longest: here two of four moves lose in 4 plies, the others in
+/// 2 (a solved Camette position of `tests/data/camette-solved.jsonl`), and a win in one move
+/// is reported as such, whatever an untrained network thinks.
+#[test]
+fn a_network_player_reports_proven_distances_and_resists_longest() {
+    use camelot_arena::Evaluation;
+    let dir = temp_dir("distances");
+    let rules = Arc::new(Ruleset::variant("camette").expect("camette exists"));
+    let codec = CamelotState::new(rules.clone()).codec();
+    let device = parse_device("cpu").expect("cpu");
+    let network = Network::new(&NetConfig::new(1, 8), grid_of(&codec), &device, 3).expect("network");
+    let info =
+        CheckpointInfo { variant: "camette".to_string(), parent: None, step: 0, generation: Some(0), play: None };
+    let model = dir.join("camette-tiny");
+    save_checkpoint(&model, &network, &info).expect("saves");
+    let model = model.to_string_lossy().into_owned();
+    let cases: [(&str, &[&str], Evaluation); 2] = [
+        ("1/m2/4M/M1K2/5/1M1/1 b - 2 5", &["B6-A5", "B6-C6"], Evaluation::LossIn(4)),
+        ("1/1k1/1m1m1/1m3/2MM1/MK1/1 w - 2 2", &["C3xA5xC5xC7", "C3xA5xC5xE5"], Evaluation::WinIn(1)),
+    ];
+    for (cpn, keeping, evaluation) in cases {
+        let game = camelot_rules::Game::from_position(rules.clone(), rules.parse_cpn(cpn).expect("a valid CPN"));
+        for seed in 0..4 {
+            let mut player = spec(&format!("mcts:model={model},sims=400"))
+                .build(&rules, ChaCha8Rng::seed_from_u64(seed))
+                .expect("builds");
+            let choice = player.choose(&game).expect("a move");
+            let played = rules.move_to_string(game.position(), &choice.mv);
+            assert!(keeping.contains(&played.as_str()), "{cpn}, seed {seed}: {played}");
+            assert_eq!(choice.evaluation, Some(evaluation), "{cpn}, seed {seed}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

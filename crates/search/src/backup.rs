@@ -3,7 +3,7 @@
 
 use crate::eval::Wdl;
 use crate::game::Side;
-use crate::tree::{Children, Edge, Kind, Node, Proof, Stats, Tree};
+use crate::tree::{Edge, Kind, Node, Proof, Stats, Tree};
 
 /// Adds one completed visit with value `wdl` (seen by `persp`) to `node` and its ancestors,
 /// each with the sign of its own chooser, and removes the in-flight mark of the descent.
@@ -28,36 +28,53 @@ pub(crate) fn backup(nodes: &mut [Node], stats: &mut [Stats], mut node: u32, wdl
 
 /// Recomputes the proof status of `node` and its ancestors after a child was proven:
 /// a node is won if one child is won for its player, lost if all children are lost,
-/// drawn if all are proven and the best is a draw.
-pub(crate) fn propagate_proof(nodes: &[Node], stats: &mut [Stats], edges: &[Edge], mut node: u32) {
+/// drawn if all are proven and the best is a draw. A won node's distance to the end is its
+/// shortest winning child's, a lost node's its longest-resisting child's (see
+/// [`Node::proof_plies`]), plus the ply that ends at the node when its player is not its
+/// chooser.
+pub(crate) fn propagate_proof(nodes: &mut [Node], stats: &mut [Stats], edges: &[Edge], mut node: u32) {
     loop {
         let n = nodes[node as usize];
         let (mut any_win, mut all_proven, mut any_draw) = (false, true, false);
-        for c in Children::of(&stats[node as usize], edges, stats).iter() {
-            match c.proof {
+        let (mut shortest_win, mut longest_loss) = (u16::MAX, 0u16);
+        let st = stats[node as usize];
+        for edge in &edges[st.children()] {
+            let (proof, plies) = if edge.node == crate::tree::NONE {
+                (Proof::Unknown, 0)
+            } else {
+                (stats[edge.node as usize].proof, nodes[edge.node as usize].proof_plies)
+            };
+            match proof {
                 Proof::Win => {
                     any_win = true;
-                    break;
+                    shortest_win = shortest_win.min(plies);
                 }
                 Proof::Draw => any_draw = true,
-                Proof::Loss => {}
+                Proof::Loss => longest_loss = longest_loss.max(plies),
                 Proof::Unknown => all_proven = false,
             }
         }
-        let for_player = if any_win {
-            Proof::Win
+        let (for_player, plies) = if any_win {
+            (Proof::Win, shortest_win)
         } else if !all_proven {
-            Proof::Unknown
+            (Proof::Unknown, 0)
         } else if any_draw {
-            Proof::Draw
+            (Proof::Draw, 0)
         } else {
-            Proof::Loss
+            (Proof::Loss, longest_loss)
         };
         let proof = if n.chooser == n.player { for_player } else { for_player.flip() };
-        if proof == stats[node as usize].proof {
+        // The chooser's ply ends where the player to move changes.
+        let plies = match proof {
+            Proof::Win | Proof::Loss if n.chooser != n.player => plies.saturating_add(1),
+            Proof::Win | Proof::Loss => plies,
+            Proof::Draw | Proof::Unknown => 0,
+        };
+        if proof == st.proof && plies == n.proof_plies {
             return;
         }
         stats[node as usize].proof = proof;
+        nodes[node as usize].proof_plies = plies;
         if node == 0 {
             return;
         }

@@ -8,7 +8,7 @@ use crate::game::{GameState, Side, Terminal};
 use crate::gumbel::{self, QRule};
 use crate::noise;
 use crate::select::{
-    best_by_visits, best_proven_win, choose_by_temperature, gumbel_final_select, gumbel_root_select, puct_select,
+    best_by_visits, best_proven, choose_by_temperature, gumbel_final_select, gumbel_root_select, puct_select,
 };
 use crate::tree::{Children, Edge, Kind, Node, Proof, Stats, Tree, NONE};
 use crate::SearchError;
@@ -38,6 +38,9 @@ pub struct SearchResult {
     pub value: Wdl,
     /// The solver's verdict on the root, if it found one.
     pub proven: Option<Terminal>,
+    /// For a root proven won or lost: the plies to the end under the proof, the root player's
+    /// ply first (a win in one move: 1), by the shortest win or the longest resistance.
+    pub proven_plies: Option<u32>,
     /// The move chosen: by the temperature schedule from visits (PUCT), or the sequential
     /// halving winner (Gumbel); a proven win always, a proven loss only if nothing else.
     pub action: u32,
@@ -59,6 +62,7 @@ impl Default for SearchResult {
             policy: Vec::new(),
             value: Wdl::DRAW,
             proven: None,
+            proven_plies: None,
             action: 0,
             principal_variation: Vec::new(),
             simulations: 0,
@@ -302,8 +306,9 @@ impl Searcher {
                         let proof = Proof::from_outcome(outcome, n.chooser);
                         t.stats[node as usize].kind = Kind::Terminal;
                         t.stats[node as usize].proof = proof;
+                        t.nodes[node as usize].proof_plies = 1;
                         if cfg.solver {
-                            propagate_proof(&t.nodes, &mut t.stats, &t.edges, n.parent);
+                            propagate_proof(&mut t.nodes, &mut t.stats, &t.edges, n.parent);
                         }
                         return Descent::Done(node, proof.wdl(), n.chooser);
                     }
@@ -400,11 +405,11 @@ impl Searcher {
         if let Some(index) = decisive.and_then(|action| legal.iter().position(|&a| a == action)) {
             let edge = first + index as u32;
             t.edges[edge as usize].node = t.nodes.len() as u32;
-            t.nodes.push(Node::child(node, edge, player));
+            t.nodes.push(Node { proof_plies: 1, ..Node::child(node, edge, player) });
             let proof = Proof::from_outcome(Terminal::Win(player), player);
             t.stats.push(Stats { kind: Kind::Terminal, proof, ..Stats::new() });
             value = Terminal::Win(player).wdl_for(player);
-            propagate_proof(&t.nodes, &mut t.stats, &t.edges, node);
+            propagate_proof(&mut t.nodes, &mut t.stats, &t.edges, node);
         }
         backup(&mut t.nodes, &mut t.stats, node, value, player, self.config.draw_penalty);
         if node == 0 {
@@ -527,13 +532,17 @@ impl Searcher {
 
         // Policy target and move.
         r.policy.clear();
-        let proven_win = if solver { best_proven_win(children) } else { None };
+        let proven_choice = if solver { best_proven(children, &t.nodes) } else { None };
+        r.proven_plies = match (r.proven, proven_choice) {
+            (Some(Terminal::Win(_)), Some(i)) => Some(u32::from(t.nodes[edges[i].node as usize].proof_plies)),
+            _ => None,
+        };
         if cfg.gumbel && t.search.gumbel_ready {
             gumbel::completed_q(children, root.raw_value, QRule::of(cfg), &mut self.sigma);
             // The improved policy uses the clean priors (Gumbel mode never adds noise).
             gumbel::improved_policy(children, &self.sigma, &mut self.probs);
             r.policy.extend_from_slice(&self.probs);
-            r.action = match proven_win {
+            r.action = match proven_choice {
                 Some(i) => edges[i].action,
                 None => {
                     let i = gumbel_final_select(t, &self.sigma, solver);
@@ -548,7 +557,7 @@ impl Searcher {
                 r.policy.extend_from_slice(&r.priors);
             }
             let temperature = cfg.temperature.at(t.move_number);
-            r.action = match proven_win {
+            r.action = match proven_choice {
                 Some(i) => edges[i].action,
                 None => {
                     let i =
@@ -562,7 +571,8 @@ impl Searcher {
         let mut node = 0usize;
         while t.stats[node].kind == Kind::Expanded {
             let children = Children::of(&t.stats[node], &t.edges, &t.stats);
-            let pick = solver.then(|| best_proven_win(children)).flatten().unwrap_or_else(|| best_by_visits(children));
+            let pick =
+                solver.then(|| best_proven(children, &t.nodes)).flatten().unwrap_or_else(|| best_by_visits(children));
             if children.get(pick).visits == 0 {
                 break;
             }

@@ -7,7 +7,7 @@ use crate::config::SearchConfig;
 use crate::game::GameState;
 use crate::gumbel::{self, QRule};
 use crate::noise;
-use crate::tree::{Child, Children, Proof, Stats, Tree};
+use crate::tree::{Child, Children, Node, Proof, Stats, Tree, NONE};
 
 /// What PUCT makes of one child.
 enum Rank {
@@ -273,15 +273,32 @@ pub(crate) fn gumbel_final_select<G: GameState>(t: &Tree<G>, sigma: &[f32], solv
     best.map_or(0, |(i, _)| i)
 }
 
-/// The proven-win child with the most visits, if any.
-pub(crate) fn best_proven_win(children: Children) -> Option<usize> {
-    let mut best: Option<(usize, u32)> = None;
+/// The child a proof decides on, if any: the proven win that ends the game soonest, or, when
+/// every child is a proven loss, the one that resists longest (ties: most visits, then the
+/// first). A shortest win does not dither where a longer one would do; a longest resistance
+/// leaves an imperfect opponent the most chances.
+pub(crate) fn best_proven(children: Children, nodes: &[Node]) -> Option<usize> {
+    let plies = |i: usize| {
+        let node = children.edges[i].node;
+        if node == NONE {
+            0
+        } else {
+            nodes[node as usize].proof_plies
+        }
+    };
+    let all_lost = children.len() > 0 && children.iter().all(|c| c.proof == Proof::Loss);
+    let mut best: Option<(usize, u16, u32)> = None;
     for (i, c) in children.iter().enumerate() {
-        if c.proof == Proof::Win && best.is_none_or(|(_, visits)| c.visits > visits) {
-            best = Some((i, c.visits));
+        let rank = match c.proof {
+            Proof::Win => u16::MAX - plies(i),
+            Proof::Loss if all_lost => plies(i),
+            _ => continue,
+        };
+        if best.is_none_or(|(_, r, visits)| rank > r || (rank == r && c.visits > visits)) {
+            best = Some((i, rank, c.visits));
         }
     }
-    best.map(|(i, _)| i)
+    best.map(|(i, _, _)| i)
 }
 
 /// Most visits, ties broken by prior, then by order.
@@ -362,6 +379,25 @@ mod tests {
     use crate::tree::Edge;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
+
+    /// A proof decides by distance before visits: the shortest proven win, or with every child
+    /// lost the longest resistance; with a child unproven and no win, nothing is decided.
+    #[test]
+    fn proofs_decide_by_distance_before_visits() {
+        let child = |proof: Proof, visits: u32| Stats { proof, visits, ..Stats::new() };
+        let node = |proof_plies: u16| Node { proof_plies, ..Node::child(0, 0, crate::game::Side::First) };
+        let edges: Vec<Edge> = (0..3).map(|i| Edge { node: i, ..Edge::new(i, 1.0 / 3.0) }).collect();
+        let pick = |stats: &[Stats], nodes: &[Node]| best_proven(Children { edges: &edges, stats }, nodes);
+        let wins = [child(Proof::Win, 90), child(Proof::Win, 5), child(Proof::Unknown, 5)];
+        assert_eq!(pick(&wins, &[node(5), node(1), node(0)]), Some(1));
+        assert_eq!(pick(&wins, &[node(3), node(3), node(0)]), Some(0), "equal distances: most visits");
+        let lost = [child(Proof::Loss, 90), child(Proof::Loss, 5), child(Proof::Loss, 5)];
+        assert_eq!(pick(&lost, &[node(2), node(6), node(4)]), Some(1));
+        let open = [child(Proof::Loss, 90), child(Proof::Loss, 5), child(Proof::Unknown, 5)];
+        assert_eq!(pick(&open, &[node(2), node(6), node(0)]), None);
+        let drawn = [child(Proof::Loss, 90), child(Proof::Draw, 5), child(Proof::Loss, 5)];
+        assert_eq!(pick(&drawn, &[node(2), node(0), node(4)]), None);
+    }
 
     /// The one-pass PUCT picks what the two-pass scan picks, ties and proven children included.
     #[test]

@@ -122,6 +122,11 @@ pub(crate) struct Node {
     pub player: Side,
     /// Side who chose the edge into this node; for the root, `player`.
     pub chooser: Side,
+    /// For a node proven won or lost: the plies to the end of the game under the proof,
+    /// counting the chooser's ply that the edge into this node belongs to (a move that ends
+    /// the game: 1). Lets the solver prefer the shortest win and the longest resistance.
+    /// 0 while unproven, for a draw, and for the root.
+    pub proof_plies: u16,
 }
 
 /// What a descent reads of each node, in one dense array parallel to the nodes: the numbers
@@ -271,13 +276,22 @@ impl<'a> Children<'a> {
 
 impl Node {
     fn root(player: Side) -> Node {
-        Node { parent: NONE, state: 0, edge: NONE, draw_sum: 0.0, raw_value: 0.0, player, chooser: player }
+        Node {
+            parent: NONE,
+            state: 0,
+            edge: NONE,
+            draw_sum: 0.0,
+            raw_value: 0.0,
+            player,
+            chooser: player,
+            proof_plies: 0,
+        }
     }
 
     /// A fresh child of `parent` through edge `edge`, chosen by `chooser`.
     #[inline]
     pub(crate) fn child(parent: u32, edge: u32, chooser: Side) -> Node {
-        Node { parent, state: NONE, edge, draw_sum: 0.0, raw_value: 0.0, player: chooser, chooser }
+        Node { parent, state: NONE, edge, draw_sum: 0.0, raw_value: 0.0, player: chooser, chooser, proof_plies: 0 }
     }
 }
 
