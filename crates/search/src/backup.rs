@@ -39,11 +39,8 @@ pub(crate) fn propagate_proof(nodes: &mut [Node], stats: &mut [Stats], edges: &[
         let (mut shortest_win, mut longest_loss) = (u16::MAX, 0u16);
         let st = stats[node as usize];
         for edge in &edges[st.children()] {
-            let (proof, plies) = if edge.node == crate::tree::NONE {
-                (Proof::Unknown, 0)
-            } else {
-                (stats[edge.node as usize].proof, nodes[edge.node as usize].proof_plies)
-            };
+            let proof = if edge.node == crate::tree::NONE { Proof::Unknown } else { stats[edge.node as usize].proof };
+            let plies = edge.proof_plies(nodes);
             match proof {
                 Proof::Win => {
                     any_win = true;

@@ -7,7 +7,7 @@ use crate::config::SearchConfig;
 use crate::game::GameState;
 use crate::gumbel::{self, QRule};
 use crate::noise;
-use crate::tree::{Child, Children, Node, Proof, Stats, Tree, NONE};
+use crate::tree::{Child, Children, Node, Proof, Stats, Tree};
 
 /// What PUCT makes of one child.
 enum Rank {
@@ -278,14 +278,7 @@ pub(crate) fn gumbel_final_select<G: GameState>(t: &Tree<G>, sigma: &[f32], solv
 /// first). A shortest win does not dither where a longer one would do; a longest resistance
 /// leaves an imperfect opponent the most chances.
 pub(crate) fn best_proven(children: Children, nodes: &[Node]) -> Option<usize> {
-    let plies = |i: usize| {
-        let node = children.edges[i].node;
-        if node == NONE {
-            0
-        } else {
-            nodes[node as usize].proof_plies
-        }
-    };
+    let plies = |i: usize| children.edges[i].proof_plies(nodes);
     let all_lost = children.len() > 0 && children.iter().all(|c| c.proof == Proof::Loss);
     let mut best: Option<(usize, u16, u32)> = None;
     for (i, c) in children.iter().enumerate() {

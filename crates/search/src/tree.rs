@@ -103,6 +103,17 @@ impl Edge {
     pub(crate) fn new(action: u32, prior: f32) -> Edge {
         Edge { action, prior, node: NONE }
     }
+
+    /// The proof distance of the child this edge leads to ([`Node::proof_plies`]; 0 with no
+    /// node yet).
+    #[inline]
+    pub(crate) fn proof_plies(&self, nodes: &[Node]) -> u16 {
+        if self.node == NONE {
+            0
+        } else {
+            nodes[self.node as usize].proof_plies
+        }
+    }
 }
 
 /// One node: the edge that leads to it and its place in the tree; its statistics are in the
@@ -125,7 +136,8 @@ pub(crate) struct Node {
     /// For a node proven won or lost: the plies to the end of the game under the proof,
     /// counting the chooser's ply that the edge into this node belongs to (a move that ends
     /// the game: 1). Lets the solver prefer the shortest win and the longest resistance.
-    /// 0 while unproven, for a draw, and for the root.
+    /// 0 while unproven and for a draw. The root's is never read (after tree reuse it may
+    /// count a ply of its former chooser): the search reports its chosen child's.
     pub proof_plies: u16,
 }
 
