@@ -434,6 +434,30 @@ fn a_run_begun_by_the_roles_is_finished_by_train() {
 }
 
 #[test]
+fn the_last_generation_plays_its_final_games_against_the_final_opponents_only() {
+    let dir = temp_dir("train", "final");
+    let config = tiny_config(&dir, 2);
+    let run = dir.join("run");
+    let sets = [
+        "--set",
+        "generations=1",
+        "--set",
+        "evaluation.opponents=[\"previous\", \"random\", \"greedy\"]",
+        "--set",
+        "evaluation.final_games=8",
+        "--set",
+        "evaluation.final_opponents=[\"random\"]",
+    ];
+    let out = train(&config, &run, &sets);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows = camelot_tournament::read_results(&run.join("arena/evaluation-000001.csv")).expect("reads");
+    let against = |name: &str| rows.iter().filter(|r| r.white == name || r.black == name).count();
+    assert_eq!((against("random"), against("greedy"), rows.len()), (8, 4, 16), "{rows:?}");
+    let generations = text(&read(&run.join("generations.csv")));
+    assert!(generations.contains("8 games against random, 4 against the others"), "{generations}");
+}
+
+#[test]
 fn set_overrides_a_key_and_is_frozen_into_the_run() {
     let dir = temp_dir("train", "set");
     let config = tiny_config(&dir, 2);

@@ -199,6 +199,13 @@ pub struct EvaluationConfig {
     /// the result against players they know.
     #[serde(default)]
     pub final_games: Option<u32>,
+    /// The opponents (labels of `opponents`) the last generation plays `final_games`
+    /// against; the others get `games` as in every generation (default: all of them). The
+    /// last generation's interval is set by the anchors that take a share of its games: games
+    /// it wins every time (`random`, `greedy`) or against the previous network add time, not
+    /// precision.
+    #[serde(default)]
+    pub final_opponents: Option<Vec<String>>,
     /// Simulations per decision of the network players.
     pub simulations: u32,
     /// Opponents: `previous` (the last generation's network), `initial` (generation 0, the
@@ -478,6 +485,11 @@ impl RunConfig {
         }
         if e.final_games.is_some_and(|g| !g.is_multiple_of(2)) {
             return key("evaluation.final_games", "must be even (each opening is played with both colours)");
+        }
+        if let Some(finals) = &e.final_opponents {
+            if let Some(stray) = finals.iter().find(|f| !e.opponents.contains(f)) {
+                return key("evaluation.final_opponents", &format!("{stray:?} is not one of evaluation.opponents"));
+            }
         }
         if let Some(anchor) = &e.rating_anchor {
             if !e.opponents.iter().any(|o| o == anchor) || anchor == "previous" || anchor == "initial" {

@@ -6,7 +6,9 @@
 
 use std::sync::atomic::Ordering;
 
-use camelot_arena::{gauntlet, pair_schedule, play_games, run_sprt, ArenaConfig, ModelStore, PlayerSpec};
+use camelot_arena::{
+    gauntlet, pair_schedule, play_games, run_sprt, ArenaConfig, ModelStore, PlayerSpec, ScheduledGame,
+};
 use camelot_solver::OptimalTally;
 use camelot_tournament::{ResultRow, Sprt, SprtConfig, SprtStatus, Tally, RESULTS_HEADER};
 
@@ -81,13 +83,44 @@ fn opponents(run: &Run, g: u32) -> Result<Vec<(String, PlayerSpec)>, SelfplayErr
 }
 
 /// Games per opponent of model `g`'s evaluation: `evaluation.final_games` for the run's last
-/// generation, `evaluation.games` for the others.
-fn evaluation_games(run: &Run, g: u32) -> u32 {
+/// generation (against `evaluation.final_opponents` when set), `evaluation.games` otherwise.
+fn evaluation_games(run: &Run, g: u32, label: &str) -> u32 {
     let e = &run.config.evaluation;
-    if g == run.config.generations {
+    let is_final_opponent = e.final_opponents.as_ref().is_none_or(|finals| finals.iter().any(|f| f == label));
+    if g == run.config.generations && is_final_opponent {
         e.final_games.unwrap_or(e.games)
     } else {
         e.games
+    }
+}
+
+/// Model `g`'s games against each opponent: the ones that play the same number of games
+/// interleaved (their openings in turn), each group after the one before. A group's
+/// openings are numbered from 0, so the first `games` of a final opponent are the games
+/// every generation plays.
+fn ladder_schedule(run: &Run, g: u32, hero: &PlayerSpec, opponents: &[(String, PlayerSpec)]) -> Vec<ScheduledGame> {
+    let mut counts: Vec<u32> = opponents.iter().map(|(label, _)| evaluation_games(run, g, label)).collect();
+    let per_opponent = counts.clone();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    counts.dedup();
+    let mut schedule = Vec::new();
+    for games in counts {
+        let group: Vec<PlayerSpec> =
+            opponents.iter().zip(&per_opponent).filter(|(_, &n)| n == games).map(|((_, s), _)| s.clone()).collect();
+        schedule.extend(gauntlet(hero, &group, games));
+    }
+    schedule
+}
+
+/// How many games model `g` played against its opponents, for `generations.csv`.
+fn evaluation_games_text(run: &Run, g: u32) -> String {
+    let e = &run.config.evaluation;
+    match (e.final_games.filter(|_| g == run.config.generations), &e.final_opponents) {
+        (Some(n), Some(finals)) if n != e.games && e.opponents.iter().any(|o| !finals.contains(o)) => {
+            format!("{n} games against {}, {} against the others", finals.join(" "), e.games)
+        }
+        (Some(n), _) => format!("{n} games per opponent"),
+        (None, _) => format!("{} games per opponent", e.games),
     }
 }
 
@@ -122,8 +155,7 @@ pub fn evaluate(run: &Run, g: u32, observer: &dyn Observer) -> Result<(), Selfpl
     generations.sort_unstable();
     generations.dedup();
     let models = models(run, &generations)?;
-    let specs: Vec<PlayerSpec> = opponents.iter().map(|(_, s)| s.clone()).collect();
-    let schedule = gauntlet(&hero, &specs, evaluation_games(run, g));
+    let schedule = ladder_schedule(run, g, &hero, &opponents);
     observer.event(Event::Phase { generation: g, name: "evaluation", total: schedule.len() as u64 });
     let config = arena_config(run, evaluation_seed(run, g));
     let progress = |_: &ResultRow| {
@@ -251,7 +283,7 @@ fn generation_row(run: &Run, g: u32, scores: String) -> Result<GenerationRow, Se
         train_steps: inputs.steps,
         final_loss: inputs.last_step.map_or(f32::NAN, |s| s.loss),
         value_accuracy: inputs.last_step.map_or(f32::NAN, |s| s.value_accuracy),
-        evaluation: format!("{} games per opponent at {} simulations", evaluation_games(run, g), e.simulations),
+        evaluation: format!("{} at {} simulations", evaluation_games_text(run, g), e.simulations),
         evaluation_scores: scores,
         value_kept: None,
         value_head_accuracy: None,

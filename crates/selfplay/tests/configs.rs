@@ -55,6 +55,8 @@ fn bad_values_are_refused_naming_their_key() {
         // The Elo plot's anchor must be a fixed player of the ladder.
         ("anchor absent", "[evaluation]", "[evaluation]\nrating_anchor = \"greedy\"", "evaluation.rating_anchor"),
         ("anchor previous", "[evaluation]", "[evaluation]\nrating_anchor = \"previous\"", "evaluation.rating_anchor"),
+        // The last generation's extra games go to players of the ladder only.
+        ("final absent", "[evaluation]", "[evaluation]\nfinal_opponents = [\"greedy\"]", "evaluation.final_opponents"),
     ];
     for (what, section, replacement, key) in cases {
         let text = tiny.replacen(section, replacement, 1);
