@@ -94,21 +94,17 @@ fn evaluation_games(run: &Run, g: u32, label: &str) -> u32 {
     }
 }
 
-/// Model `g`'s games against each opponent: the ones that play the same number of games
-/// interleaved (their openings in turn), each group after the one before. A group's
-/// openings are numbered from 0, so the first `games` of a final opponent are the games
-/// every generation plays.
+/// Model `g`'s games: those of the opponents whose count is not `evaluation.games` (the last
+/// generation's final opponents) interleaved, then the others. Each group's openings are
+/// numbered from 0, so the first `games` of a final opponent are the games every generation
+/// plays.
 fn ladder_schedule(run: &Run, g: u32, hero: &PlayerSpec, opponents: &[(String, PlayerSpec)]) -> Vec<ScheduledGame> {
-    let mut counts: Vec<u32> = opponents.iter().map(|(label, _)| evaluation_games(run, g, label)).collect();
-    let per_opponent = counts.clone();
-    counts.sort_unstable_by(|a, b| b.cmp(a));
-    counts.dedup();
-    let mut schedule = Vec::new();
-    for games in counts {
-        let group: Vec<PlayerSpec> =
-            opponents.iter().zip(&per_opponent).filter(|(_, &n)| n == games).map(|((_, s), _)| s.clone()).collect();
-        schedule.extend(gauntlet(hero, &group, games));
-    }
+    let e = &run.config.evaluation;
+    let (finals, others): (Vec<_>, Vec<_>) =
+        opponents.iter().partition(|(label, _)| evaluation_games(run, g, label) != e.games);
+    let specs = |group: Vec<&(String, PlayerSpec)>| group.into_iter().map(|(_, s)| s.clone()).collect::<Vec<_>>();
+    let mut schedule = gauntlet(hero, &specs(finals), e.final_games.unwrap_or(e.games));
+    schedule.extend(gauntlet(hero, &specs(others), e.games));
     schedule
 }
 
