@@ -153,6 +153,37 @@ pub struct SelfplayConfig {
     /// (docs/BENCHMARKS.md, "One seed is not a recipe"). 0 (default): never.
     #[serde(default)]
     pub fast_noise_generations: u32,
+    /// More simulations for the full searches later in the run: from the games of network
+    /// `from_generation` on, `simulations` replaces `selfplay.simulations` (the last step
+    /// reached applies; fast searches keep `fast_simulations`). A search only improves on the
+    /// prior it starts from by what its simulations find: early networks gain nothing from
+    /// more (96 simulations at generation 10 of quick.toml did no better), while once the
+    /// loop plateaus near alphabeta depth 2 twice the simulations lift it well past
+    /// (docs/BENCHMARKS.md, "More simulations once the loop plateaus"). KataGo raises its
+    /// visits over a run the same way. Empty (default): `simulations` throughout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub simulations_schedule: Vec<SimulationStep>,
+}
+
+/// One step of [`SelfplayConfig::simulations_schedule`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationStep {
+    /// The first network (by generation) whose self-play games search this much.
+    pub from_generation: u32,
+    /// Simulations of its full searches.
+    pub simulations: u32,
+}
+
+impl SelfplayConfig {
+    /// Simulations of a full search in the self-play games of network `generation`.
+    pub fn simulations_in(&self, generation: u32) -> u32 {
+        self.simulations_schedule
+            .iter()
+            .rev()
+            .find(|step| step.from_generation <= generation)
+            .map_or(self.simulations, |step| step.simulations)
+    }
 }
 
 /// Which positions each generation trains on.
@@ -408,6 +439,23 @@ impl RunConfig {
         if s.fast_simulations > s.simulations {
             return key("selfplay.fast_simulations", "must not exceed selfplay.simulations");
         }
+        let mut previous: Option<u32> = None;
+        for (i, step) in s.simulations_schedule.iter().enumerate() {
+            if previous.is_some_and(|p| step.from_generation <= p) {
+                return Err(format!(
+                    "selfplay.simulations_schedule[{i}]: from_generation {} must come after the step before ({})",
+                    step.from_generation,
+                    previous.unwrap_or_default()
+                ));
+            }
+            if step.simulations == 0 || step.simulations < s.fast_simulations {
+                return Err(format!(
+                    "selfplay.simulations_schedule[{i}]: simulations {} must be at least 1 and at least selfplay.fast_simulations ({})",
+                    step.simulations, s.fast_simulations
+                ));
+            }
+            previous = Some(step.from_generation);
+        }
         if s.gumbel && s.gumbel_m < 2 {
             return key("selfplay.gumbel_m", "must be at least 2");
         }
@@ -541,6 +589,12 @@ impl RunConfig {
             draw_penalty: s.draw_penalty,
             ..SearchConfig::default()
         }
+    }
+
+    /// The full search of the self-play games of `generation`'s network: [`Self::full_search`]
+    /// with the simulations `selfplay.simulations_schedule` gives that generation.
+    pub fn full_search_in(&self, generation: u32) -> SearchConfig {
+        SearchConfig { simulations: self.selfplay.simulations_in(generation), ..self.full_search() }
     }
 
     /// The search of a fast decision (playout cap randomization): fewer simulations, no

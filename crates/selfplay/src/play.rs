@@ -133,7 +133,7 @@ pub fn play_selfplay_group(
     // Evaluator 0 is the learner's; evaluator k + 1 is opponent k's.
     let mut evaluators: Vec<TimedEvaluator<NetEvaluator>> =
         std::iter::once(learner.network).chain(opponents.iter().map(|o| o.network)).map(new_evaluator).collect();
-    let mut full = Searcher::new(config.full_search()).map_err(search_error)?;
+    let mut full = Searcher::new(config.full_search_in(learner.generation)).map_err(search_error)?;
     let mut fast = Searcher::new(config.fast_search_in(learner.generation)).map_err(search_error)?;
     let start = CamelotState::new(rules.clone());
     let mut slots: Vec<Slot> = (0..count)

@@ -57,10 +57,54 @@ fn bad_values_are_refused_naming_their_key() {
         ("anchor previous", "[evaluation]", "[evaluation]\nrating_anchor = \"previous\"", "evaluation.rating_anchor"),
         // The last generation's extra games go to players of the ladder only.
         ("final absent", "[evaluation]", "[evaluation]\nfinal_opponents = [\"greedy\"]", "evaluation.final_opponents"),
+        // Simulation steps come in generation order and never below the fast searches'.
+        (
+            "schedule order",
+            "[selfplay]",
+            "[selfplay]\nsimulations_schedule = [{ from_generation = 4, simulations = 64 }, { from_generation = 4, simulations = 96 }]",
+            "selfplay.simulations_schedule[1]",
+        ),
+        (
+            "schedule zero",
+            "[selfplay]",
+            "[selfplay]\nsimulations_schedule = [{ from_generation = 4, simulations = 0 }]",
+            "selfplay.simulations_schedule[0]",
+        ),
     ];
     for (what, section, replacement, key) in cases {
         let text = tiny.replacen(section, replacement, 1);
         let err = RunConfig::parse(&text, file).expect_err(what).to_string();
         assert!(err.contains(key) && err.contains("bad.toml"), "{what}: {err}");
     }
+}
+
+#[test]
+fn the_simulation_schedule_raises_the_full_searches_from_its_generation_on() {
+    let hour = RunConfig::load(&configs_dir().join("hour.toml")).expect("hour");
+    let step = hour.selfplay.simulations_schedule.first().copied().expect("hour.toml has a schedule");
+    assert!(step.simulations > hour.selfplay.simulations, "{step:?}");
+    let before = step.from_generation - 1;
+    assert_eq!(hour.full_search_in(before).simulations, hour.selfplay.simulations);
+    assert_eq!(hour.full_search_in(step.from_generation).simulations, step.simulations);
+    assert_eq!(hour.full_search_in(hour.generations).simulations, step.simulations);
+    // Everything else of the full search stays; fast searches keep their own count.
+    assert_eq!(
+        hour.full_search_in(step.from_generation),
+        camelot_search::SearchConfig { simulations: step.simulations, ..hour.full_search() }
+    );
+    assert_eq!(hour.fast_search_in(step.from_generation).simulations, hour.selfplay.fast_simulations);
+
+    // Several steps: the last one reached applies.
+    let tiny = std::fs::read_to_string(configs_dir().join("tiny.toml")).expect("tiny");
+    let text = tiny.replacen(
+        "[selfplay]",
+        "[selfplay]\nsimulations_schedule = [{ from_generation = 2, simulations = 40 }, { from_generation = 5, simulations = 50 }]",
+        1,
+    );
+    let config = RunConfig::parse(&text, Path::new("steps.toml")).expect("two steps");
+    let sims: Vec<u32> = (0..7).map(|g| config.selfplay.simulations_in(g)).collect();
+    let base = config.selfplay.simulations;
+    assert_eq!(sims, vec![base, base, 40, 40, 40, 50, 50]);
+    let again = RunConfig::parse(&config.to_toml(), Path::new("steps.toml")).expect("run.toml form");
+    assert_eq!(config, again);
 }
