@@ -439,14 +439,14 @@ impl RunConfig {
         if s.fast_simulations > s.simulations {
             return key("selfplay.fast_simulations", "must not exceed selfplay.simulations");
         }
-        let mut previous: Option<u32> = None;
         for (i, step) in s.simulations_schedule.iter().enumerate() {
-            if previous.is_some_and(|p| step.from_generation <= p) {
-                return Err(format!(
-                    "selfplay.simulations_schedule[{i}]: from_generation {} must come after the step before ({})",
-                    step.from_generation,
-                    previous.unwrap_or_default()
-                ));
+            if let Some(before) = i.checked_sub(1).map(|j| s.simulations_schedule[j].from_generation) {
+                if step.from_generation <= before {
+                    return Err(format!(
+                        "selfplay.simulations_schedule[{i}]: from_generation {} must come after the step before ({before})",
+                        step.from_generation
+                    ));
+                }
             }
             if step.simulations == 0 || step.simulations < s.fast_simulations {
                 return Err(format!(
@@ -454,7 +454,6 @@ impl RunConfig {
                     step.simulations, s.fast_simulations
                 ));
             }
-            previous = Some(step.from_generation);
         }
         if s.gumbel && s.gumbel_m < 2 {
             return key("selfplay.gumbel_m", "must be at least 2");
