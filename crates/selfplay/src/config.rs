@@ -157,9 +157,11 @@ pub struct SelfplayConfig {
     /// `from_generation` on, `simulations` replaces `selfplay.simulations` (the last step
     /// reached applies; fast searches keep `fast_simulations`). A search only improves on the
     /// prior it starts from by what its simulations find: early networks gain nothing from
-    /// more (96 simulations at generation 10 of quick.toml did no better), while once the
-    /// loop plateaus near alphabeta depth 2 twice the simulations lift it well past
-    /// (docs/BENCHMARKS.md, "More simulations once the loop plateaus"). KataGo raises its
+    /// more (96 simulations at generation 10 of quick.toml did no better), while from
+    /// generation 18 on twice the simulations lifted quick.toml's generation 26 by about 10
+    /// points against alphabeta depth 2, and from generation 40 hour.toml's generation 60 by
+    /// 21 points against depth 3 (docs/BENCHMARKS.md, "More simulations once the loop
+    /// plateaus" and "quick.toml: 64 simulations from generation 18"). KataGo raises its
     /// visits over a run the same way. Empty (default): `simulations` throughout.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub simulations_schedule: Vec<SimulationStep>,
@@ -440,19 +442,20 @@ impl RunConfig {
             return key("selfplay.fast_simulations", "must not exceed selfplay.simulations");
         }
         for (i, step) in s.simulations_schedule.iter().enumerate() {
+            let step_key = format!("selfplay.simulations_schedule[{i}]");
             if let Some(before) = i.checked_sub(1).map(|j| s.simulations_schedule[j].from_generation) {
                 if step.from_generation <= before {
-                    return Err(format!(
-                        "selfplay.simulations_schedule[{i}]: from_generation {} must come after the step before ({before})",
-                        step.from_generation
-                    ));
+                    let why =
+                        format!("from_generation {} must come after the step before ({before})", step.from_generation);
+                    return key(&step_key, &why);
                 }
             }
             if step.simulations == 0 || step.simulations < s.fast_simulations {
-                return Err(format!(
-                    "selfplay.simulations_schedule[{i}]: simulations {} must be at least 1 and at least selfplay.fast_simulations ({})",
+                let why = format!(
+                    "simulations {} must be at least 1 and at least selfplay.fast_simulations ({})",
                     step.simulations, s.fast_simulations
-                ));
+                );
+                return key(&step_key, &why);
             }
         }
         if s.gumbel && s.gumbel_m < 2 {
