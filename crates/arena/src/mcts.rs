@@ -26,15 +26,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Settings of `mcts`:
-/// `mcts:model=PATH,sims=N[,gumbel][,m=M][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
+/// `mcts:model=PATH,sims=N[,gumbel[=no]][,m=M][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
     /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
     pub model: String,
     /// New simulations per decision (`u32::MAX` with a time limit alone).
     pub sims: u32,
-    /// Gumbel root search (sequential halving) instead of PUCT.
-    pub gumbel: bool,
+    /// Gumbel root search (sequential halving) instead of PUCT. `None`: as the model was
+    /// trained (its card's `play`), else PUCT.
+    pub gumbel: Option<bool>,
     /// Gumbel: actions sampled at the root (sequential halving's first round).
     pub gumbel_m: u32,
     /// Move temperature: 0 plays the most visited decision; `t > 0` samples in proportion to
@@ -71,7 +72,7 @@ impl Default for MctsConfig {
         MctsConfig {
             model: String::new(),
             sims: 200,
-            gumbel: false,
+            gumbel: None,
             gumbel_m: SearchConfig::default().gumbel_m,
             temperature: 0.0,
             ms: None,
@@ -107,14 +108,20 @@ impl MctsConfig {
         self.draw_penalty.or(trained.map(|t| t.draw_penalty)).unwrap_or(0.0)
     }
 
+    /// Whether this player searches a model trained with `trained` by Gumbel root search.
+    pub fn gumbel_in_effect(&self, trained: Option<&PlaySettings>) -> bool {
+        self.gumbel.or(trained.map(|t| t.gumbel)).unwrap_or(false)
+    }
+
     /// The search settings this player uses on a model trained with `trained`.
     pub fn search_config(&self, trained: Option<&PlaySettings>) -> SearchConfig {
+        let gumbel = self.gumbel_in_effect(trained);
         SearchConfig {
             simulations: self.sims,
-            gumbel: self.gumbel,
+            gumbel,
             gumbel_m: self.gumbel_m,
-            gumbel_scale: if self.gumbel { self.temperature } else { 0.0 },
-            temperature: TemperatureSchedule::constant(if self.gumbel { 0.0 } else { self.temperature }),
+            gumbel_scale: if gumbel { self.temperature } else { 0.0 },
+            temperature: TemperatureSchedule::constant(if gumbel { 0.0 } else { self.temperature }),
             leaves_per_tree: self.batch,
             draw_penalty: self.draw_penalty_in_effect(trained),
             max_nodes: MAX_TREE_NODES,

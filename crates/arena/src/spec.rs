@@ -103,6 +103,14 @@ impl<'a> SpecSettings<'a> {
         }
     }
 
+    /// A flag that may be left out (`None`), as where leaving it out means "as trained".
+    fn optional_flag(&self, key: &str) -> Result<Option<bool>, SpecError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(_) => self.flag(key).map(Some),
+        }
+    }
+
     fn flag(&self, key: &str) -> Result<bool, SpecError> {
         match self.raw(key) {
             None | Some("no") | Some("false") | Some("0") => Ok(false),
@@ -216,7 +224,7 @@ impl PlayerSpec {
                 PlayerSpec::Mcts(MctsConfig {
                     model: model.to_string(),
                     sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { d.sims }),
-                    gumbel: s.flag("gumbel")?,
+                    gumbel: s.optional_flag("gumbel")?,
                     gumbel_m: gumbel_m.unwrap_or(d.gumbel_m),
                     temperature: temperature.unwrap_or(d.temperature),
                     ms,
@@ -317,8 +325,10 @@ impl fmt::Display for PlayerSpec {
                 if c.sims != u32::MAX {
                     keys.push(format!("sims={}", c.sims));
                 }
-                if c.gumbel {
-                    keys.push("gumbel".to_string());
+                match c.gumbel {
+                    Some(true) => keys.push("gumbel".to_string()),
+                    Some(false) => keys.push("gumbel=no".to_string()),
+                    None => {}
                 }
                 if c.gumbel_m != d.gumbel_m {
                     keys.push(format!("m={}", c.gumbel_m));

@@ -194,7 +194,7 @@ fn batched_network_games_are_the_games_each_player_plays_alone() {
 }
 
 #[test]
-fn the_material_setting_reaches_the_players_evaluator() {
+fn the_trained_search_settings_reach_the_player() {
     let dir = temp_dir("material");
     let model = tiny_checkpoint(&dir, 12);
     let (network, trained) = ModelStore::new().network_as_trained(&model, "cpu", &cam()).expect("loads");
@@ -210,6 +210,7 @@ fn the_material_setting_reaches_the_players_evaluator() {
         material_scale: 2.0,
         draw_penalty: 0.3,
         moves_left_utility: 0.0,
+        gumbel: true,
         material_horizon: Some(4),
     };
     let model = tiny_checkpoint_trained_with(&dir, 13, Some(play));
@@ -222,6 +223,15 @@ fn the_material_setting_reaches_the_players_evaluator() {
         assert_eq!(config.evaluator(network.clone(), trained.as_ref()).material_utility(), material, "{text}");
         assert_eq!(config.search_config(trained.as_ref()).draw_penalty, draw, "{text}");
         assert_eq!(config.evaluator(network.clone(), trained.as_ref()).material_scale(), 2.0, "{text}");
+    }
+    // A model whose card says Gumbel is searched that way unless told otherwise; a card
+    // without the field (an older model), or no card, by PUCT.
+    for (text, gumbel) in [("", true), (",gumbel", true), (",gumbel=no", false)] {
+        let PlayerSpec::Mcts(config) = spec(&format!("mcts:model={model}{text}")) else { panic!("an mcts spec") };
+        assert_eq!(config.search_config(trained.as_ref()).gumbel, gumbel, "{text}");
+        let older = PlaySettings { gumbel: false, ..play };
+        assert_eq!(config.search_config(Some(&older)).gumbel, gumbel && !text.is_empty(), "{text}, older card");
+        assert_eq!(config.search_config(None).gumbel, gumbel && !text.is_empty(), "{text}, no card");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -49,7 +49,7 @@ fn good_specs_parse_to_their_settings() {
         PlayerSpec::Mcts(MctsConfig {
             model: "m".to_string(),
             sims: 50,
-            gumbel: true,
+            gumbel: Some(true),
             gumbel_m: 8,
             temperature: 0.5,
             ms: Some(100),
@@ -62,7 +62,12 @@ fn good_specs_parse_to_their_settings() {
             device: "cuda:1".to_string(),
         })
     );
-    assert_eq!(parse("mcts:model=m,ms=100"), parse("mcts:model=m,ms=100,gumbel=no"));
+    // Left out, the root rule is the model's (its card's); given, it overrides the card.
+    let PlayerSpec::Mcts(as_trained) = parse("mcts:model=m,ms=100") else { panic!("an mcts spec") };
+    assert_eq!(as_trained.gumbel, None);
+    let PlayerSpec::Mcts(puct) = parse("mcts:model=m,ms=100,gumbel=no") else { panic!("an mcts spec") };
+    assert_eq!(puct.gumbel, Some(false));
+    assert_eq!(parse("mcts:model=m,gumbel=yes"), parse("mcts:model=m,gumbel"));
 }
 
 #[test]
@@ -85,6 +90,7 @@ fn specs_print_back_in_canonical_form() {
         "mcts:model=m,sims=64,draw=0.1,moves_left=0.3",
         "mcts:model=m,sims=200,material=0.5,mscale=2",
         "mcts:model=models/000002,sims=8,gumbel,m=8,batch=1",
+        "mcts:model=m,sims=200,gumbel=no",
     ] {
         assert_eq!(parse(text).to_string(), text);
         assert_eq!(parse(&parse(text).to_string()), parse(text));

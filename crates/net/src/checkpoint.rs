@@ -79,6 +79,11 @@ pub struct PlaySettings {
     /// ([`crate::NetEvaluator::with_moves_left_utility`]); cards written before it have 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub moves_left_utility: f32,
+    /// Whether players search it by Gumbel sequential halving at the root (their own `m`)
+    /// rather than PUCT: the root rule measured to play it best (a run's `play.gumbel`).
+    /// Cards written before it: false (PUCT).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub gumbel: bool,
     /// Plies ahead whose material the material head was trained to predict (`None` or 0:
     /// the game's end), for readers of the card; players need not know it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -87,6 +92,10 @@ pub struct PlaySettings {
 
 fn is_zero(x: &f32) -> bool {
     *x == 0.0
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
 }
 
 /// Where a checkpoint's files live: `stem.safetensors` and `stem.json`.

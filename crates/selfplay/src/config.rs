@@ -31,6 +31,26 @@ pub struct RunConfig {
     pub training: TrainConfig,
     /// The per-generation evaluation.
     pub evaluation: EvaluationConfig,
+    /// How users' `mcts:` players play the run's networks unless told otherwise (written in
+    /// each model card's `play`).
+    #[serde(default)]
+    pub play: PlayConfig,
+}
+
+/// The root rule the run's networks are played with by default (`mcts:model=M,sims=N`,
+/// `camelot play`, `engine`, `serve`); the searched value's settings (material utility, draw
+/// penalty, moves left) are always self-play's. Not self-play's root rule as such: which rule
+/// plays a network best depends on the network. Measured at 200 simulations against
+/// alphabeta:depth=2 on tuning seeds (docs/BENCHMARKS.md, "Gumbel or PUCT at play"),
+/// quick.toml's generation 24 scores 66.0% with PUCT and 54.5% with Gumbel, hour.toml's
+/// generation 60 74.5% and 82.3%, though both were trained with Gumbel searches.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayConfig {
+    /// Gumbel root search (sequential halving over the player's `m` actions, 16 unless given)
+    /// instead of PUCT.
+    #[serde(default)]
+    pub gumbel: bool,
 }
 
 /// How self-play games are played.
@@ -635,21 +655,23 @@ impl RunConfig {
         MctsConfig {
             model: model.to_string(),
             sims: self.evaluation.simulations,
-            gumbel: s.gumbel,
+            gumbel: Some(s.gumbel),
             gumbel_m: if s.gumbel { s.gumbel_m } else { MctsConfig::default().gumbel_m },
             batch: s.leaves_per_tree,
             ..MctsConfig::default()
         }
     }
 
-    /// The search settings the run's models are trained with, written in their cards: the
-    /// defaults of any `mcts:` player of them.
+    /// The search settings the run's models are trained with (the searched value's) and
+    /// played with (`[play]`'s root rule), written in their cards: the defaults of any
+    /// `mcts:` player of them.
     pub fn play_settings(&self) -> PlaySettings {
         PlaySettings {
             material_utility: self.selfplay.material_utility,
             material_scale: self.selfplay.material_scale,
             draw_penalty: self.selfplay.draw_penalty,
             moves_left_utility: self.selfplay.moves_left_utility,
+            gumbel: self.play.gumbel,
             material_horizon: Some(self.replay.material_horizon).filter(|&h| h > 0),
         }
     }

@@ -52,6 +52,7 @@ fn bad_values_are_refused_naming_their_key() {
             "evaluation.sprt.max_pairs",
         ),
         ("unknown", "[selfplay]", "[selfplay]\nmaterial_utilty = 0.2", "material_utilty"),
+        ("unknown play key", "[selfplay]", "[play]\ngumble = true\n\n[selfplay]", "gumble"),
         // The Elo plot's anchor must be a fixed player of the ladder.
         ("anchor absent", "[evaluation]", "[evaluation]\nrating_anchor = \"greedy\"", "evaluation.rating_anchor"),
         ("anchor previous", "[evaluation]", "[evaluation]\nrating_anchor = \"previous\"", "evaluation.rating_anchor"),
@@ -107,4 +108,22 @@ fn the_simulation_schedule_raises_the_full_searches_from_its_generation_on() {
     assert_eq!(sims, vec![base, base, 40, 40, 40, 50, 50]);
     let again = RunConfig::parse(&config.to_toml(), Path::new("steps.toml")).expect("run.toml form");
     assert_eq!(config, again);
+}
+
+/// The root rule each shipped budget's networks are played with by default, as measured on the
+/// tuning seeds (docs/BENCHMARKS.md, "Gumbel or PUCT at play"): PUCT for quick.toml's, Gumbel
+/// for hour.toml's; a config without `[play]` writes PUCT in its cards, as before the key.
+#[test]
+fn the_cards_name_the_root_rule_each_budget_plays_best_with() {
+    let load = |name: &str| RunConfig::load(&configs_dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let (quick, hour) = (load("quick.toml"), load("hour.toml"));
+    assert!(quick.selfplay.gumbel && hour.selfplay.gumbel, "both trained with Gumbel searches");
+    assert!(!quick.play_settings().gumbel);
+    assert!(hour.play_settings().gumbel);
+    let tiny = std::fs::read_to_string(configs_dir().join("tiny.toml")).expect("tiny");
+    assert!(!tiny.contains("[play]"));
+    let file = Path::new("tiny.toml");
+    assert!(!RunConfig::parse(&tiny, file).expect("tiny").play_settings().gumbel);
+    let with = tiny.replacen("[selfplay]", "[play]\ngumbel = true\n\n[selfplay]", 1);
+    assert!(RunConfig::parse(&with, file).expect("with [play]").play_settings().gumbel);
 }
