@@ -33,8 +33,8 @@ pub struct MctsConfig {
     pub model: String,
     /// New simulations per decision (`u32::MAX` with a time limit alone).
     pub sims: u32,
-    /// Gumbel root search (sequential halving) instead of PUCT. `None`: as the model was
-    /// trained (its card's `play`), else PUCT.
+    /// Gumbel root search (sequential halving) instead of PUCT. `None`: as the model's card
+    /// says (its `play`), else PUCT.
     pub gumbel: Option<bool>,
     /// Gumbel: actions sampled at the root (sequential halving's first round).
     pub gumbel_m: u32,

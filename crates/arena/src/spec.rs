@@ -103,18 +103,13 @@ impl<'a> SpecSettings<'a> {
         }
     }
 
-    /// A flag that may be left out (`None`), as where leaving it out means "as trained".
+    /// A yes/no key (the bare word is yes); left out, `None`, as where that means "as the
+    /// model's card says".
     fn optional_flag(&self, key: &str) -> Result<Option<bool>, SpecError> {
         match self.raw(key) {
             None => Ok(None),
-            Some(_) => self.flag(key).map(Some),
-        }
-    }
-
-    fn flag(&self, key: &str) -> Result<bool, SpecError> {
-        match self.raw(key) {
-            None | Some("no") | Some("false") | Some("0") => Ok(false),
-            Some("yes") | Some("true") | Some("1") => Ok(true),
+            Some("no") | Some("false") | Some("0") => Ok(Some(false)),
+            Some("yes") | Some("true") | Some("1") => Ok(Some(true)),
             Some(v) => Err(self.bad(key, v, "yes or no (or the bare word)")),
         }
     }
