@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Settings of `mcts`:
-/// `mcts:model=PATH,sims=N[,gumbel[=no]][,m=M][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
+/// `mcts:model=PATH,sims=N[,gumbel[=no]][,m=M][,cscale=C][,cpuct=C][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
     /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
@@ -38,6 +38,10 @@ pub struct MctsConfig {
     pub gumbel: Option<bool>,
     /// Gumbel: actions sampled at the root (sequential halving's first round).
     pub gumbel_m: u32,
+    /// Gumbel: scale of the completed-Q transform (`SearchConfig::gumbel_c_scale`).
+    pub gumbel_c_scale: f32,
+    /// PUCT's exploration constant (`SearchConfig::c_puct`).
+    pub c_puct: f32,
     /// Move temperature: 0 plays the most visited decision; `t > 0` samples in proportion to
     /// `visits^(1/t)` (PUCT) or adds Gumbel noise of scale `t` (Gumbel).
     pub temperature: f32,
@@ -74,6 +78,8 @@ impl Default for MctsConfig {
             sims: 200,
             gumbel: None,
             gumbel_m: SearchConfig::default().gumbel_m,
+            gumbel_c_scale: SearchConfig::default().gumbel_c_scale,
+            c_puct: SearchConfig::default().c_puct,
             temperature: 0.0,
             ms: None,
             cache: 50_000,
@@ -120,6 +126,8 @@ impl MctsConfig {
             simulations: self.sims,
             gumbel,
             gumbel_m: self.gumbel_m,
+            gumbel_c_scale: self.gumbel_c_scale,
+            c_puct: self.c_puct,
             gumbel_scale: if gumbel { self.temperature } else { 0.0 },
             temperature: TemperatureSchedule::constant(if gumbel { 0.0 } else { self.temperature }),
             leaves_per_tree: self.batch,

@@ -31,7 +31,8 @@ pub enum PlayerSpec {
     Uct(UctConfig),
     /// `human`: a person at the terminal (only `camelot play` can seat one).
     Human,
-    /// `mcts:model=PATH,sims=N` (default 200) with optional `gumbel`, `temperature=T`,
+    /// `mcts:model=PATH,sims=N` (default 200) with optional `gumbel`, `m=M`, `cscale=C` (the
+    /// Gumbel completed-Q scale, default 1), `cpuct=C` (PUCT exploration, default 1.5), `temperature=T`,
     /// `ms=M`, `cache=K`, `batch=B`, `material=F` (0 to 1, default 0: the weight of the
     /// predicted final material in the search's value), `mscale=S` (0 to 100: the lead in
     /// material points the utility weighs at tanh(1); 0 linear), `draw=P` (0 to below 1, default 0:
@@ -52,7 +53,7 @@ pub const MAX_SIMS: u32 = u32::MAX - 1;
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
 const MCTS_KEYS: &str =
-    "model, sims, gumbel, temperature, ms, cache, batch, m, material, mscale, draw, moves_left, device";
+    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, material, mscale, draw, moves_left, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct SpecSettings<'a> {
@@ -187,6 +188,8 @@ impl PlayerSpec {
                         "sims",
                         "gumbel",
                         "m",
+                        "cscale",
+                        "cpuct",
                         "temperature",
                         "ms",
                         "cache",
@@ -211,6 +214,8 @@ impl PlayerSpec {
                 let cache = s.number::<usize>("cache", 0, 1 << 30, "a number of cached positions (0: none)")?;
                 let batch = s.number::<u32>("batch", 1, 4096, "leaves per tree and search round, 1 to 4096")?;
                 let gumbel_m = s.number::<u32>("m", 2, 4096, "a number of root actions, 2 to 4096")?;
+                let gumbel_c_scale = s.number::<f32>("cscale", 0.001, 100.0, "a scale from 0.001 to 100")?;
+                let c_puct = s.number::<f32>("cpuct", 0.0, 100.0, "an exploration constant from 0 to 100")?;
                 let material = s.number::<f32>("material", 0.0, 1.0, "a weight from 0 to 1")?;
                 let material_scale =
                     s.number::<f32>("mscale", 0.0, 100.0, "a lead in material points from 0 (linear) to 100")?;
@@ -221,6 +226,8 @@ impl PlayerSpec {
                     sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { d.sims }),
                     gumbel: s.optional_flag("gumbel")?,
                     gumbel_m: gumbel_m.unwrap_or(d.gumbel_m),
+                    gumbel_c_scale: gumbel_c_scale.unwrap_or(d.gumbel_c_scale),
+                    c_puct: c_puct.unwrap_or(d.c_puct),
                     temperature: temperature.unwrap_or(d.temperature),
                     ms,
                     cache: cache.unwrap_or(d.cache),
@@ -327,6 +334,12 @@ impl fmt::Display for PlayerSpec {
                 }
                 if c.gumbel_m != d.gumbel_m {
                     keys.push(format!("m={}", c.gumbel_m));
+                }
+                if c.gumbel_c_scale != d.gumbel_c_scale {
+                    keys.push(format!("cscale={}", c.gumbel_c_scale));
+                }
+                if c.c_puct != d.c_puct {
+                    keys.push(format!("cpuct={}", c.c_puct));
                 }
                 if c.temperature != d.temperature {
                     keys.push(format!("temperature={}", c.temperature));

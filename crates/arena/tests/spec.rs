@@ -44,13 +44,15 @@ fn good_specs_parse_to_their_settings() {
     );
     assert_eq!(
         parse(
-            "mcts:model=m,sims=50,gumbel,m=8,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
+            "mcts:model=m,sims=50,gumbel,m=8,cscale=0.3,cpuct=2.5,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
         ),
         PlayerSpec::Mcts(MctsConfig {
             model: "m".to_string(),
             sims: 50,
             gumbel: Some(true),
             gumbel_m: 8,
+            gumbel_c_scale: 0.3,
+            c_puct: 2.5,
             temperature: 0.5,
             ms: Some(100),
             cache: 0,
@@ -91,6 +93,8 @@ fn specs_print_back_in_canonical_form() {
         "mcts:model=m,sims=200,material=0.5,mscale=2",
         "mcts:model=models/000002,sims=8,gumbel,m=8,batch=1",
         "mcts:model=m,sims=200,gumbel=no",
+        "mcts:model=m,sims=200,gumbel,m=12,cscale=0.5",
+        "mcts:model=m,sims=200,cpuct=2.5",
     ] {
         assert_eq!(parse(text).to_string(), text);
         assert_eq!(parse(&parse(text).to_string()), parse(text));

@@ -657,6 +657,8 @@ impl RunConfig {
             sims: self.evaluation.simulations,
             gumbel: Some(s.gumbel),
             gumbel_m: if s.gumbel { s.gumbel_m } else { MctsConfig::default().gumbel_m },
+            gumbel_c_scale: s.gumbel_c_scale,
+            c_puct: s.c_puct,
             batch: s.leaves_per_tree,
             ..MctsConfig::default()
         }

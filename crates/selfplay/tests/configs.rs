@@ -127,3 +127,24 @@ fn the_cards_name_the_root_rule_each_budget_plays_best_with() {
     let with = tiny.replacen("[selfplay]", "[play]\ngumbel = true\n\n[selfplay]", 1);
     assert!(RunConfig::parse(&with, file).expect("with [play]").play_settings().gumbel);
 }
+
+/// The ladder's network player searches with the self-play search's constants (root rule,
+/// `m`, completed-Q scale, PUCT exploration), so a run that changes them is measured as it plays.
+#[test]
+fn the_evaluation_player_searches_with_the_self_play_constants() {
+    let tiny = std::fs::read_to_string(configs_dir().join("tiny.toml")).expect("tiny");
+    let text = tiny.replacen("[selfplay]", "[selfplay]\ngumbel_c_scale = 0.3\nc_puct = 2.5", 1);
+    let config = RunConfig::parse(&text, Path::new("constants.toml")).expect("constants");
+    let player = config.evaluation_player("models/000003");
+    assert_eq!(player.gumbel, Some(config.selfplay.gumbel));
+    assert_eq!(player.gumbel_c_scale, 0.3);
+    assert_eq!(player.c_puct, 2.5);
+    let search = player.search_config(None);
+    assert_eq!((search.gumbel_c_scale, search.c_puct), (0.3, 2.5));
+    assert_eq!(search.simulations, config.evaluation.simulations);
+    // Printed, the spec names both, and reads back to the same player.
+    let spec = camelot_arena::PlayerSpec::Mcts(player.clone());
+    let text = spec.to_string();
+    assert!(text.contains("cscale=0.3") && text.contains("cpuct=2.5"), "{text}");
+    assert_eq!(text.parse::<camelot_arena::PlayerSpec>().expect("reads back"), spec);
+}
