@@ -647,9 +647,10 @@ impl RunConfig {
 
     /// The network player of the evaluation games, for the checkpoint `model`: the
     /// evaluation's simulations, the self-play search's root rule, `m`, completed-Q scale,
-    /// PUCT constant and leaves per tree, no noise, the best move; material utility and draw penalty as trained (the model card's, which
-    /// are this config's). Its spec string names the network in
-    /// results, and its search is the one the evaluation plays (one definition for both).
+    /// PUCT constant and leaves per tree, no noise, the best move; material utility and draw
+    /// penalty as trained (the model card's, which are this config's). Its spec string names
+    /// the network in results, and its search is the one the evaluation plays (one definition
+    /// for both).
     pub fn evaluation_player(&self, model: &str) -> MctsConfig {
         let s = &self.selfplay;
         MctsConfig {
