@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Settings of `mcts`:
-/// `mcts:model=PATH,sims=N[,gumbel[=no]][,m=M][,cscale=C][,cpuct=C][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
+/// `mcts:model=PATH,sims=N[,gumbel[=no]][,mirror[=no]][,m=M][,cscale=C][,cpuct=C][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
     /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
@@ -36,6 +36,10 @@ pub struct MctsConfig {
     /// Gumbel root search (sequential halving) instead of PUCT. `None`: as the model's card
     /// says (its `play`), else PUCT.
     pub gumbel: Option<bool>,
+    /// Every evaluation averaged with the mirrored position's
+    /// ([`NetEvaluator::with_mirror_average`]). `None`: as the model's card says (its `play`),
+    /// else off.
+    pub mirror: Option<bool>,
     /// Gumbel: actions sampled at the root (sequential halving's first round).
     pub gumbel_m: u32,
     /// Gumbel: scale of the completed-Q transform (`SearchConfig::gumbel_c_scale`).
@@ -77,6 +81,7 @@ impl Default for MctsConfig {
             model: String::new(),
             sims: 200,
             gumbel: None,
+            mirror: None,
             gumbel_m: SearchConfig::default().gumbel_m,
             gumbel_c_scale: SearchConfig::default().gumbel_c_scale,
             c_puct: SearchConfig::default().c_puct,
@@ -119,6 +124,12 @@ impl MctsConfig {
         self.gumbel.or(trained.map(|t| t.gumbel)).unwrap_or(false)
     }
 
+    /// Whether this player averages each evaluation of a model trained with `trained` with the
+    /// mirrored position's.
+    pub fn mirror_in_effect(&self, trained: Option<&PlaySettings>) -> bool {
+        self.mirror.or(trained.map(|t| t.mirror)).unwrap_or(false)
+    }
+
     /// The search settings this player uses on a model trained with `trained`.
     pub fn search_config(&self, trained: Option<&PlaySettings>) -> SearchConfig {
         let gumbel = self.gumbel_in_effect(trained);
@@ -144,6 +155,7 @@ impl MctsConfig {
             .with_material_utility(self.material_in_effect(trained))
             .with_material_scale(self.material_scale_in_effect(trained))
             .with_moves_left_utility(self.moves_left_in_effect(trained))
+            .with_mirror_average(self.mirror_in_effect(trained))
     }
 }
 

@@ -31,7 +31,8 @@ pub enum PlayerSpec {
     Uct(UctConfig),
     /// `human`: a person at the terminal (only `camelot play` can seat one).
     Human,
-    /// `mcts:model=PATH,sims=N` (default 200) with optional `gumbel`, `m=M`, `cscale=C` (the
+    /// `mcts:model=PATH,sims=N` (default 200) with optional `gumbel`, `mirror` (average each
+    /// evaluation with the mirrored position's), `m=M`, `cscale=C` (the
     /// Gumbel completed-Q scale, default 1), `cpuct=C` (PUCT exploration, default 1.5), `temperature=T`,
     /// `ms=M`, `cache=K`, `batch=B`, `material=F` (0 to 1, default 0: the weight of the
     /// predicted final material in the search's value), `mscale=S` (0 to 100: the lead in
@@ -53,7 +54,7 @@ pub const MAX_SIMS: u32 = u32::MAX - 1;
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
 const MCTS_KEYS: &str =
-    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, material, mscale, draw, moves_left, device";
+    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, mirror, material, mscale, draw, moves_left, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct SpecSettings<'a> {
@@ -144,7 +145,7 @@ impl PlayerSpec {
             None => (text, None),
         };
         let player = PLAYER_NAMES.iter().find(|p| **p == name).ok_or_else(|| SpecError::UnknownPlayer(name.into()))?;
-        let flags: &[&str] = if *player == "mcts" { &["gumbel"] } else { &[] };
+        let flags: &[&str] = if *player == "mcts" { &["gumbel", "mirror"] } else { &[] };
         let s = SpecSettings::parse(player, rest, flags)?;
         Ok(match *player {
             "random" | "greedy" | "human" => {
@@ -187,6 +188,7 @@ impl PlayerSpec {
                         "model",
                         "sims",
                         "gumbel",
+                        "mirror",
                         "m",
                         "cscale",
                         "cpuct",
@@ -225,6 +227,7 @@ impl PlayerSpec {
                     model: model.to_string(),
                     sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { d.sims }),
                     gumbel: s.optional_flag("gumbel")?,
+                    mirror: s.optional_flag("mirror")?,
                     gumbel_m: gumbel_m.unwrap_or(d.gumbel_m),
                     gumbel_c_scale: gumbel_c_scale.unwrap_or(d.gumbel_c_scale),
                     c_puct: c_puct.unwrap_or(d.c_puct),
@@ -330,6 +333,11 @@ impl fmt::Display for PlayerSpec {
                 match c.gumbel {
                     Some(true) => keys.push("gumbel".to_string()),
                     Some(false) => keys.push("gumbel=no".to_string()),
+                    None => {}
+                }
+                match c.mirror {
+                    Some(true) => keys.push("mirror".to_string()),
+                    Some(false) => keys.push("mirror=no".to_string()),
                     None => {}
                 }
                 if c.gumbel_m != d.gumbel_m {

@@ -211,6 +211,7 @@ fn the_trained_search_settings_reach_the_player() {
         draw_penalty: 0.3,
         moves_left_utility: 0.0,
         gumbel: true,
+        mirror: true,
         material_horizon: Some(4),
     };
     let model = tiny_checkpoint_trained_with(&dir, 13, Some(play));
@@ -232,6 +233,14 @@ fn the_trained_search_settings_reach_the_player() {
         let older = PlaySettings { gumbel: false, ..play };
         assert_eq!(config.search_config(Some(&older)).gumbel, gumbel && !text.is_empty(), "{text}, older card");
         assert_eq!(config.search_config(None).gumbel, gumbel && !text.is_empty(), "{text}, no card");
+    }
+    // The mirror average likewise.
+    for (text, mirror) in [("", true), (",mirror", true), (",mirror=no", false)] {
+        let PlayerSpec::Mcts(config) = spec(&format!("mcts:model={model}{text}")) else { panic!("an mcts spec") };
+        assert_eq!(config.evaluator(network.clone(), trained.as_ref()).mirror_average(), mirror, "{text}");
+        let older = PlaySettings { mirror: false, ..play };
+        assert_eq!(config.evaluator(network.clone(), Some(&older)).mirror_average(), mirror && !text.is_empty());
+        assert_eq!(config.evaluator(network.clone(), None).mirror_average(), mirror && !text.is_empty());
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

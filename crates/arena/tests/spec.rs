@@ -44,12 +44,13 @@ fn good_specs_parse_to_their_settings() {
     );
     assert_eq!(
         parse(
-            "mcts:model=m,sims=50,gumbel,m=8,cscale=0.3,cpuct=2.5,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
+            "mcts:model=m,sims=50,gumbel,mirror,m=8,cscale=0.3,cpuct=2.5,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
         ),
         PlayerSpec::Mcts(MctsConfig {
             model: "m".to_string(),
             sims: 50,
             gumbel: Some(true),
+            mirror: Some(true),
             gumbel_m: 8,
             gumbel_c_scale: 0.3,
             c_puct: 2.5,
@@ -70,6 +71,11 @@ fn good_specs_parse_to_their_settings() {
     let PlayerSpec::Mcts(puct) = parse("mcts:model=m,ms=100,gumbel=no") else { panic!("an mcts spec") };
     assert_eq!(puct.gumbel, Some(false));
     assert_eq!(parse("mcts:model=m,gumbel=yes"), parse("mcts:model=m,gumbel"));
+    // The mirror average likewise: the card's unless given.
+    let PlayerSpec::Mcts(plain) = parse("mcts:model=m,mirror=no") else { panic!("an mcts spec") };
+    assert_eq!((as_trained.mirror, plain.mirror), (None, Some(false)));
+    assert_eq!(parse("mcts:model=m,mirror=yes"), parse("mcts:model=m,mirror"));
+    assert!(error("mcts:model=m,mirror=sometimes").contains("mirror"));
 }
 
 #[test]
@@ -95,6 +101,8 @@ fn specs_print_back_in_canonical_form() {
         "mcts:model=m,sims=200,gumbel=no",
         "mcts:model=m,sims=200,gumbel,m=12,cscale=0.5",
         "mcts:model=m,sims=200,cpuct=2.5",
+        "mcts:model=m,sims=200,gumbel,mirror",
+        "mcts:model=m,sims=200,mirror=no",
     ] {
         assert_eq!(parse(text).to_string(), text);
         assert_eq!(parse(&parse(text).to_string()), parse(text));

@@ -84,6 +84,11 @@ pub struct PlaySettings {
     /// Cards written before it: false (PUCT).
     #[serde(default, skip_serializing_if = "is_false")]
     pub gumbel: bool,
+    /// Whether players average each evaluation with the mirrored position's
+    /// ([`crate::NetEvaluator::with_mirror_average`]): measured to play it better (a run's
+    /// `play.mirror`). Cards written before it: false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mirror: bool,
     /// Plies ahead whose material the material head was trained to predict (`None` or 0:
     /// the game's end), for readers of the card; players need not know it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

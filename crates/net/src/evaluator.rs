@@ -3,7 +3,7 @@
 
 use std::num::NonZeroUsize;
 
-use camelot_game::{CamelotState, InputKey};
+use camelot_game::{mirror_action, mirror_planes, CamelotState, InputKey};
 use camelot_search::{EvalError, Evaluations, Evaluator, Wdl};
 use lru::LruCache;
 
@@ -39,6 +39,8 @@ pub struct NetEvaluator {
     material_utility: f32,
     material_scale: f32,
     moves_left_utility: f32,
+    mirror_average: bool,
+    mixed_logits: Vec<f32>,
 }
 
 impl NetEvaluator {
@@ -53,7 +55,26 @@ impl NetEvaluator {
             material_utility: 0.0,
             material_scale: 0.0,
             moves_left_utility: 0.0,
+            mirror_average: false,
+            mixed_logits: Vec::new(),
         }
+    }
+
+    /// Evaluates every position twice, as it is and mirrored left to right (the board's one
+    /// symmetry), and averages the two: policy logits (each action with its mirror), W/D/L
+    /// and the auxiliary outputs. The network was trained on both views (mirror augmentation),
+    /// so the two answers differ only by its errors, which the average halves where they are
+    /// independent; KataGo averages over its symmetries the same way when analysing. It costs
+    /// a forward pass of twice the rows per batch.
+    pub fn with_mirror_average(mut self, on: bool) -> NetEvaluator {
+        self.mirror_average = on;
+        self
+    }
+
+    /// Whether positions are averaged with their mirror (see
+    /// [`NetEvaluator::with_mirror_average`]).
+    pub fn mirror_average(&self) -> bool {
+        self.mirror_average
     }
 
     /// Blends the network's predicted final material into the value the search sees, in the
@@ -189,20 +210,50 @@ impl Evaluator<CamelotState> for NetEvaluator {
             return Ok(());
         }
         let per = self.network.planes_len();
-        self.planes.resize(self.misses.len() * per, 0.0);
+        let rows = self.misses.len();
+        let views = if self.mirror_average { 2 } else { 1 };
+        self.planes.resize(views * rows * per, 0.0);
         for (slot, &i) in self.misses.iter().enumerate() {
             states[i].encode_planes(&mut self.planes[slot * per..(slot + 1) * per]);
         }
-        let raw = self.network.forward(&self.planes, self.misses.len())?;
+        if self.mirror_average {
+            // Rows `rows..2 rows` are the same positions mirrored.
+            let (plain, mirrored) = self.planes.split_at_mut(rows * per);
+            mirrored.copy_from_slice(plain);
+            for (slot, &i) in self.misses.iter().enumerate() {
+                mirror_planes(&states[i].codec(), &mut mirrored[slot * per..(slot + 1) * per]);
+            }
+        }
+        let raw = self.network.forward(&self.planes, views * rows)?;
         self.stats.batches += 1;
         let actions = self.network.grid().actions();
+        let aux_len = AUX_OUTPUTS.len();
         for (slot, &i) in self.misses.iter().enumerate() {
             let logits = &raw.policy_logits[slot * actions..(slot + 1) * actions];
-            let wdl = &raw.wdl[slot * 3..slot * 3 + 3];
             let entry = out.entry_mut(i);
-            masked_softmax(logits, entry.legal, entry.priors);
-            let material = raw.aux.get(slot * AUX_OUTPUTS.len()).copied();
-            let plies_left = raw.aux.get(slot * AUX_OUTPUTS.len() + 1).copied();
+            let mut wdl = [raw.wdl[slot * 3], raw.wdl[slot * 3 + 1], raw.wdl[slot * 3 + 2]];
+            let mut material = raw.aux.get(slot * aux_len).copied();
+            let mut plies_left = raw.aux.get(slot * aux_len + 1).copied();
+            if self.mirror_average {
+                let m = rows + slot;
+                let mirrored_logits = &raw.policy_logits[m * actions..(m + 1) * actions];
+                let codec = states[i].codec();
+                // Only the legal actions' entries are read by the softmax below.
+                self.mixed_logits.resize(actions, 0.0);
+                for &a in entry.legal.iter() {
+                    let mirrored = mirror_action(&codec, a) as usize;
+                    self.mixed_logits[a as usize] = 0.5 * (logits[a as usize] + mirrored_logits[mirrored]);
+                }
+                masked_softmax(&self.mixed_logits, entry.legal, entry.priors);
+                for (k, w) in wdl.iter_mut().enumerate() {
+                    *w = 0.5 * (*w + raw.wdl[m * 3 + k]);
+                }
+                let average = |x: Option<f32>, y: Option<f32>| x.zip(y).map(|(x, y)| 0.5 * (x + y));
+                material = average(material, raw.aux.get(m * aux_len).copied());
+                plies_left = average(plies_left, raw.aux.get(m * aux_len + 1).copied());
+            } else {
+                masked_softmax(logits, entry.legal, entry.priors);
+            }
             let material = material.map(|m| scale_material(m, self.material_scale));
             let value = blend_material(Wdl::new(wdl[0], wdl[1], wdl[2]), material, self.material_utility);
             *entry.value = shorten_decided(value, plies_left, self.moves_left_utility);

@@ -554,6 +554,69 @@ fn evaluator_masks_illegal_actions_caches_and_drives_the_search() {
     }
 }
 
+/// Priors and scalar values of `states`, one evaluation each.
+fn evaluate_each(ev: &mut NetEvaluator, states: &[CamelotState]) -> Vec<(Vec<f32>, f32)> {
+    states
+        .iter()
+        .map(|s| {
+            let mut out = Evaluations::new();
+            out.push_state(&legal(s));
+            ev.evaluate(&[s], &mut out).expect("evaluate");
+            (out.priors(0).to_vec(), out.value(0).value())
+        })
+        .collect()
+}
+
+#[test]
+fn a_mirror_averaged_evaluation_is_symmetric_and_the_plain_one_is_not() {
+    let rules = rules("camelot");
+    let codec = CamelotState::new(rules.clone()).codec();
+    // Turn starts whose mirrored legal set is the mirror of theirs (canonical paths now and
+    // then are not mirror-invariant; those are left out).
+    let mut originals = Vec::new();
+    let mut mirrors = Vec::new();
+    for state in sample_states(&rules, 61, 60).into_iter().filter(|s| !s.is_mid_move()) {
+        let mirrored = CamelotState::from_position(rules.clone(), state.position().mirror_files(&rules));
+        let mut want: Vec<u32> = legal(&state).iter().map(|&a| mirror_action(&codec, a)).collect();
+        want.sort_unstable();
+        let mut have = legal(&mirrored);
+        have.sort_unstable();
+        if want == have {
+            originals.push(state);
+            mirrors.push(mirrored);
+        }
+    }
+    assert!(originals.len() >= 10, "only {} mirrorable turn starts", originals.len());
+    let net = small_net(&codec, 7);
+    // A matching pair: priors of each action and of its mirror, and the values.
+    let gap = |a: &(Vec<f32>, f32), b: &(Vec<f32>, f32), state: &CamelotState, mirrored: &CamelotState| {
+        let mirrored_legal = legal(mirrored);
+        let mut gap = (a.1 - b.1).abs();
+        for (i, &action) in legal(state).iter().enumerate() {
+            let j = mirrored_legal.iter().position(|&m| m == mirror_action(&codec, action)).expect("mirrored action");
+            gap = gap.max((a.0[i] - b.0[j]).abs());
+        }
+        gap
+    };
+    let mut averaged = NetEvaluator::new(net.clone(), 0).with_mirror_average(true);
+    let mut plain = NetEvaluator::new(net, 0);
+    let (a, b) = (evaluate_each(&mut averaged, &originals), evaluate_each(&mut averaged, &mirrors));
+    let (c, d) = (evaluate_each(&mut plain, &originals), evaluate_each(&mut plain, &mirrors));
+    let mut plain_gap = 0.0f32;
+    for i in 0..originals.len() {
+        let g = gap(&a[i], &b[i], &originals[i], &mirrors[i]);
+        assert!(g < 1e-5, "state {i}: the averaged evaluation of a position and its mirror differ by {g}");
+        plain_gap = plain_gap.max(gap(&c[i], &d[i], &originals[i], &mirrors[i]));
+    }
+    // An untrained network is not symmetric, so the plain evaluation tells the two apart.
+    assert!(plain_gap > 1e-3, "the plain evaluations differ by only {plain_gap}");
+    // The average lies between the two views' values.
+    for i in 0..originals.len() {
+        let (lo, hi) = (c[i].1.min(d[i].1), c[i].1.max(d[i].1));
+        assert!(a[i].1 >= lo - 1e-5 && a[i].1 <= hi + 1e-5, "state {i}: {} outside [{lo}, {hi}]", a[i].1);
+    }
+}
+
 fn tempdir(name: &str) -> std::path::PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("net-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -51,6 +51,10 @@ pub struct PlayConfig {
     /// instead of PUCT.
     #[serde(default)]
     pub gumbel: bool,
+    /// Every evaluation averaged with the mirrored position's
+    /// (`NetEvaluator::with_mirror_average`): twice the network's work per evaluation.
+    #[serde(default)]
+    pub mirror: bool,
 }
 
 /// How self-play games are played.
@@ -675,6 +679,7 @@ impl RunConfig {
             draw_penalty: self.selfplay.draw_penalty,
             moves_left_utility: self.selfplay.moves_left_utility,
             gumbel: self.play.gumbel,
+            mirror: self.play.mirror,
             material_horizon: Some(self.replay.material_horizon).filter(|&h| h > 0),
         }
     }
