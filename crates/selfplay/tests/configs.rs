@@ -126,6 +126,12 @@ fn the_cards_name_the_root_rule_each_budget_plays_best_with() {
     assert!(!RunConfig::parse(&tiny, file).expect("tiny").play_settings().gumbel);
     let with = tiny.replacen("[selfplay]", "[play]\ngumbel = true\n\n[selfplay]", 1);
     assert!(RunConfig::parse(&with, file).expect("with [play]").play_settings().gumbel);
+    // The mirror average (twice the network's work for what twice the simulations buy) is
+    // written in no shipped budget's cards; a run that asks for it has it in its cards.
+    assert!(!quick.play_settings().mirror && !hour.play_settings().mirror);
+    let mirrored = tiny.replacen("[selfplay]", "[play]\nmirror = true\n\n[selfplay]", 1);
+    let settings = RunConfig::parse(&mirrored, file).expect("with play.mirror").play_settings();
+    assert!(settings.mirror && !settings.gumbel);
 }
 
 /// The ladder's network player searches with the self-play search's constants (root rule,
