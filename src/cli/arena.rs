@@ -19,9 +19,9 @@ pub struct ArenaArgs {
     rules: RulesArgs,
     /// Players: random, greedy, alphabeta:depth=2, uct:sims=400,
     /// mcts:model=runs/x/models/000017,sims=200 (`model=runs/x/latest` for the newest; more
-    /// keys: gumbel or gumbel=no, m=M, cscale=C, cpuct=C, temperature=T, ms=M, cache=K,
-    /// batch=B, material=F, draw=P, device=D; gumbel, material and draw default to the model
-    /// card's).
+    /// keys: gumbel or gumbel=no, mirror or mirror=no, m=M, cscale=C, cpuct=C, temperature=T,
+    /// ms=M, cache=K, batch=B, material=F, draw=P, device=D; gumbel, mirror, material and draw
+    /// default to the model card's).
     #[arg(long, num_args = 1.., required = true)]
     players: Vec<String>,
     /// Play this player against each of --players instead of a round robin.
