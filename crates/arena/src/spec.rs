@@ -330,15 +330,9 @@ impl fmt::Display for PlayerSpec {
                 if c.sims != u32::MAX {
                     keys.push(format!("sims={}", c.sims));
                 }
-                match c.gumbel {
-                    Some(true) => keys.push("gumbel".to_string()),
-                    Some(false) => keys.push("gumbel=no".to_string()),
-                    None => {}
-                }
-                match c.mirror {
-                    Some(true) => keys.push("mirror".to_string()),
-                    Some(false) => keys.push("mirror=no".to_string()),
-                    None => {}
+                // Yes/no keys: the bare word, `=no`, or left out (as the model's card says).
+                for (key, flag) in [("gumbel", c.gumbel), ("mirror", c.mirror)] {
+                    keys.extend(flag.map(|on| if on { key.to_string() } else { format!("{key}=no") }));
                 }
                 if c.gumbel_m != d.gumbel_m {
                     keys.push(format!("m={}", c.gumbel_m));

@@ -85,7 +85,7 @@ pub struct PlaySettings {
     #[serde(default, skip_serializing_if = "is_false")]
     pub gumbel: bool,
     /// Whether players average each evaluation with the mirrored position's
-    /// ([`crate::NetEvaluator::with_mirror_average`]): measured to play it better (a run's
+    /// ([`crate::NetEvaluator::with_mirror_average`]), at twice the network's work (a run's
     /// `play.mirror`). Cards written before it: false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mirror: bool,
