@@ -141,6 +141,7 @@ pub fn run(args: NetArgs) -> Result<()> {
                     wdl: [0.3, 0.4, 0.3],
                     material: 0.0,
                     plies_left: 0.5,
+                    ownership: Vec::new(),
                     mirrorable: true,
                 }
             })

@@ -15,7 +15,8 @@ mod state;
 
 pub use action::{ActionCodec, Decision};
 pub use planes::{
-    mirror_action, mirror_matches, mirror_planes, planes_len, InputKey, ENCODING_VERSION, PLANES, PLANE_NAMES,
+    mirror_action, mirror_matches, mirror_planes, ownership_target, planes_len, InputKey, ENCODING_VERSION, PLANES,
+    PLANE_NAMES,
 };
 pub use sample::random_game_states;
 pub use state::{CamelotState, MidMove};

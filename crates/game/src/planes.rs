@@ -148,6 +148,19 @@ impl CamelotState {
     }
 }
 
+/// Who holds each cell of `pos` seen from `view` (the cell order of the planes of a position
+/// `view` is to move in): 1 a piece of `view`'s, -1 one of the opponent's, 0 none, off-board
+/// cells included. Of a game's last position, it is the ownership head's target.
+pub fn ownership_target(codec: &ActionCodec, pos: &Position, view: Color) -> Vec<i8> {
+    let mut out = vec![0i8; codec.cells() as usize];
+    for (color, owner) in [(view, 1), (view.opponent(), -1)] {
+        for sq in pos.pieces(color) {
+            out[codec.cell(sq, view) as usize] = owner;
+        }
+    }
+    out
+}
+
 /// Whether a training sample at a state may be mirrored left to right: the state is reached
 /// from `turn_start` (the start of the same turn) by `decisions`, and has the legal actions
 /// `legal`. The mirrored turn start must accept the mirrored decisions, and its legal actions

@@ -19,7 +19,7 @@
 use crate::config::{GridShape, NetConfig};
 use crate::error::NetError;
 use crate::folded::{gemm, kernel_rows, Padded, Weights, BATCH_NORM_EPSILON};
-use crate::model::AUX_OUTPUTS;
+use crate::model::{AUX_OUTPUTS, OWNERSHIP_CLASSES};
 use crate::rows;
 use rayon::prelude::*;
 
@@ -789,15 +789,18 @@ pub(crate) struct Batch<'a> {
     pub(crate) wdl: &'a [f32],
     /// `[batch, 2]`: final material, plies left.
     pub(crate) aux: &'a [f32],
+    /// `[batch * cells, 3]`: one-hot ownership targets (empty without the ownership head).
+    pub(crate) ownership: &'a [f32],
 }
 
-/// The weights of the four loss terms.
+/// The weights of the five loss terms.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LossWeights {
     pub(crate) policy: f32,
     pub(crate) value: f32,
     pub(crate) material: f32,
     pub(crate) plies_left: f32,
+    pub(crate) ownership: f32,
 }
 
 /// Losses of one batch (means over the batch) and the value logits.
@@ -807,6 +810,7 @@ pub(crate) struct Losses {
     pub(crate) value: f32,
     pub(crate) material: Option<f32>,
     pub(crate) plies_left: Option<f32>,
+    pub(crate) ownership: Option<f32>,
     pub(crate) wdl_logits: Vec<f32>,
 }
 
@@ -875,6 +879,8 @@ pub(crate) struct TrainingModel {
     value_hidden: Linear,
     value_wdl: Linear,
     value_aux: Option<Linear>,
+    /// The ownership head's 1x1 convolution as `[value channels, 3]` rows, and its bias.
+    value_ownership: Option<(Vec<f32>, Vec<f32>)>,
 }
 
 impl TrainingModel {
@@ -916,6 +922,18 @@ impl TrainingModel {
             value_wdl: Linear::of(weights, "value_wdl", vh, 3)?,
             value_aux: match config.aux_heads {
                 true => Some(Linear::of(weights, "value_aux", vh, AUX_OUTPUTS.len())?),
+                false => None,
+            },
+            value_ownership: match config.ownership {
+                true => Some((
+                    kernel_rows(
+                        weights.get("value_ownership.weight", &[OWNERSHIP_CLASSES, vc, 1, 1])?,
+                        vc,
+                        OWNERSHIP_CLASSES,
+                        1,
+                    ),
+                    weights.get("value_ownership.bias", &[OWNERSHIP_CLASSES])?.to_vec(),
+                )),
                 false => None,
             },
         })
@@ -1024,6 +1042,7 @@ impl TrainingModel {
             value: value_loss,
             material: None,
             plies_left: None,
+            ownership: None,
             wdl_logits: wdl_logits.clone(),
         };
         let width = AUX_OUTPUTS.len();
@@ -1047,6 +1066,25 @@ impl TrainingModel {
             losses.plies_left = Some(plies);
             daux
         });
+        // The ownership head: three logits per cell from the value head's convolution, a
+        // cross-entropy per cell averaged over every cell of the batch.
+        let ownership =
+            self.value_ownership.as_ref().filter(|_| batch.ownership.len() == rows * OWNERSHIP_CLASSES).map(
+                |(weight, bias)| {
+                    let mut logits = product_rows(rows, OWNERSHIP_CLASSES, vc, &value.out, weight, false, scratch);
+                    for row in logits.chunks_exact_mut(OWNERSHIP_CLASSES) {
+                        row.iter_mut().zip(bias).for_each(|(v, b)| *v += b);
+                    }
+                    let cell_scale = weights.ownership / rows as f32;
+                    let (loss, dlogits) =
+                        softmax_cross_entropy(&logits, None, batch.ownership, OWNERSHIP_CLASSES, cell_scale, scratch);
+                    scratch.give(logits);
+                    let loss = (loss / rows as f64) as f32;
+                    total += weights.ownership * loss;
+                    losses.ownership = Some(loss);
+                    (weight, dlogits)
+                },
+            );
         losses.total = total;
 
         // Backward: the value head.
@@ -1062,7 +1100,26 @@ impl TrainingModel {
             }
         });
         let dpooled = self.value_hidden.backward(n, &value_pooled, &dhidden, &mut grads);
-        let mut dvalue = scratch.zeros(rows * vc);
+        let mut dvalue = match &ownership {
+            Some((weight, dlogits)) => {
+                let dweight = transposed_product(rows, vc, OWNERSHIP_CLASSES, &value.out, dlogits);
+                let mut dbias = vec![0.0; OWNERSHIP_CLASSES];
+                for row in dlogits.chunks_exact(OWNERSHIP_CLASSES) {
+                    dbias.iter_mut().zip(row).for_each(|(b, g)| *b += g);
+                }
+                grads.push(
+                    "value_ownership.weight".into(),
+                    vec![OWNERSHIP_CLASSES, vc, 1, 1],
+                    kernel_oihw(&dweight, vc, OWNERSHIP_CLASSES, 1),
+                );
+                grads.push("value_ownership.bias".into(), vec![OWNERSHIP_CLASSES], dbias);
+                product_rows(rows, vc, OWNERSHIP_CLASSES, dlogits, weight, true, scratch)
+            }
+            None => scratch.zeros(rows * vc),
+        };
+        if let Some((_, dlogits)) = ownership {
+            scratch.give(dlogits);
+        }
         pool_backward(&dpooled, &value_argmax, vc, cells, &mut dvalue, dense_rows);
         let dboard_value = self
             .value_conv
@@ -1182,10 +1239,12 @@ mod tests {
     fn the_scratch_pool_holds_one_steps_buffers_and_no_more() {
         // Every buffer a step takes it gives back and it gives back nothing else: after the
         // first step the pool holds the same number of buffers step after step (a buffer
-        // given but never taken would grow it by one a step, without bound over a run).
+        // given but never taken would grow it by one a step, without bound over a run). The
+        // ownership head takes and gives buffers of its own.
         let grid = GridShape { ranks: 6, files: 5 };
         let mut config = NetConfig::new(2, 8);
         config.global_pool_every = 1;
+        config.ownership = true;
         let device = crate::parse_device("cpu").expect("cpu");
         let network = crate::Network::new(&config, grid, &device, 1).expect("network");
         let weights = Weights::of(network.model()).expect("weights");
@@ -1198,13 +1257,22 @@ mod tests {
         let policy = vec![1.0 / actions as f32; n * actions];
         let wdl: Vec<f32> = (0..n).flat_map(|_| [1.0, 0.0, 0.0]).collect();
         let aux: Vec<f32> = (0..n).flat_map(|_| [0.5, 0.1]).collect();
-        let batch = Batch { size: n, planes: &inputs, mask: &mask, policy: &policy, wdl: &wdl, aux: &aux };
-        let weights = LossWeights { policy: 1.0, value: 1.0, material: 1.0, plies_left: 1.0 };
+        let ownership: Vec<f32> = (0..n * grid.cells()).flat_map(|cell| [0.0, (cell % 2) as f32, 0.0]).collect();
+        let batch = Batch {
+            size: n,
+            planes: &inputs,
+            mask: &mask,
+            policy: &policy,
+            wdl: &wdl,
+            aux: &aux,
+            ownership: &ownership,
+        };
+        let weights = LossWeights { policy: 1.0, value: 1.0, material: 1.0, plies_left: 1.0, ownership: 1.0 };
         let scratch = Scratch::default();
         let mut held = Vec::new();
         for _ in 0..4 {
             let (losses, _) = model.loss_and_gradients(&batch, weights, &scratch);
-            assert!(losses.total.is_finite());
+            assert!(losses.total.is_finite() && losses.ownership.is_some_and(f32::is_finite));
             held.push(scratch.held());
         }
         assert!(held[0] > 0, "{held:?}");

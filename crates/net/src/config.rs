@@ -12,7 +12,8 @@ use crate::error::NetError;
 /// convolution's output over the board, through a dense layer, added to every cell: KataGo's
 /// way to let local features see the whole board). Heads: a convolutional policy head (16 logits
 /// per cell and one pooled `stop` logit), a win/draw/loss value head and, if `aux_heads`, two
-/// auxiliary outputs from the value head's hidden layer (material at game end, plies left).
+/// auxiliary outputs from the value head's hidden layer (material at game end, plies left) and,
+/// if `ownership`, three logits per cell from the value head's 1x1 convolution.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetConfig {
@@ -35,6 +36,16 @@ pub struct NetConfig {
     /// Whether the auxiliary heads (material at game end, plies left) exist.
     #[serde(default = "default_aux_heads")]
     pub aux_heads: bool,
+    /// Whether the ownership head exists: for every cell, whether the game ends with the
+    /// mover's piece, the opponent's or none there (KataGo's ownership target, a spatial
+    /// signal for the trunk). A training target only: inference never computes it. Written
+    /// only when set, so the cards of networks without it read as before.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ownership: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
 }
 
 fn default_global_pool_every() -> usize {
@@ -69,6 +80,7 @@ impl NetConfig {
             value_channels: default_head_channels(),
             value_hidden: default_value_hidden(),
             aux_heads: default_aux_heads(),
+            ownership: false,
         }
     }
 

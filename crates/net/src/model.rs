@@ -16,6 +16,10 @@ pub const MATERIAL_TARGET_POINTS: f32 = 14.0;
 /// Auxiliary outputs, in this order in [`ModelOutput::aux`].
 pub const AUX_OUTPUTS: [&str; 2] = ["material at game end (mover minus opponent, / 14)", "plies left / 100"];
 
+/// Classes of the ownership head, in this order: the cell is empty at the game's end, holds
+/// a piece of the mover's, or one of the opponent's.
+pub const OWNERSHIP_CLASSES: usize = 3;
+
 /// What one forward pass returns.
 #[derive(Debug, Clone)]
 pub struct ModelOutput {
@@ -25,6 +29,9 @@ pub struct ModelOutput {
     pub wdl_logits: Tensor<2>,
     /// `[batch, 2]` auxiliary predictions ([`AUX_OUTPUTS`]), if the model has them.
     pub aux: Option<Tensor<2>>,
+    /// `[batch * cells, 3]` ownership logits (cell-major within each position, classes as
+    /// [`OWNERSHIP_CLASSES`]), if the model has the head.
+    pub ownership: Option<Tensor<2>>,
 }
 
 /// A 3x3 or 1x1 convolution followed by batch normalisation (the convolution needs no bias).
@@ -101,6 +108,7 @@ pub struct Model {
     value_hidden: Linear,
     value_wdl: Linear,
     value_aux: Option<Linear>,
+    value_ownership: Option<Conv2d>,
 }
 
 impl Model {
@@ -118,6 +126,9 @@ impl Model {
             value_hidden: LinearConfig::new(2 * config.value_channels, config.value_hidden).init(device),
             value_wdl: LinearConfig::new(config.value_hidden, 3).init(device),
             value_aux: config.aux_heads.then(|| LinearConfig::new(config.value_hidden, AUX_OUTPUTS.len()).init(device)),
+            value_ownership: config
+                .ownership
+                .then(|| Conv2dConfig::new([config.value_channels, OWNERSHIP_CLASSES], [1, 1]).init(device)),
         }
     }
 
@@ -157,16 +168,20 @@ impl Model {
         let policy_logits = Tensor::cat(vec![cells, stop], 1);
 
         let v = relu(self.value_conv.forward(x));
+        let ownership = self.value_ownership.as_ref().map(|head| {
+            head.forward(v.clone()).permute([0, 2, 3, 1]).reshape([batch * ranks * files, OWNERSHIP_CLASSES])
+        });
         let hidden = relu(self.value_hidden.forward(global_pool(v)));
         let aux = self.value_aux.as_ref().map(|head| head.forward(hidden.clone()));
         let wdl_logits = self.value_wdl.forward(hidden);
-        ModelOutput { policy_logits, wdl_logits, aux }
+        ModelOutput { policy_logits, wdl_logits, aux, ownership }
     }
 }
 
 /// Floating-point operations of one position's forward pass (a multiply-add counts two),
 /// counted from the architecture: convolutions and dense layers (normalisation, activations and
-/// pooling add well under 1% and are left out).
+/// pooling add well under 1% and are left out). The ownership head is left out too: it is a
+/// training target, and inference does not run it.
 pub fn forward_flops(config: &NetConfig, planes: usize, grid: GridShape) -> u64 {
     let cells = grid.cells() as u64;
     let c = config.channels as u64;

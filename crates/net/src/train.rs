@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::backprop::{Batch, LossWeights, Scratch, TrainingModel};
 use crate::error::NetError;
 use crate::folded::Weights;
-use crate::model::{Model, AUX_OUTPUTS};
+use crate::model::{Model, AUX_OUTPUTS, OWNERSHIP_CLASSES};
 use crate::network::{grid_of, to_vec, Network};
 
 /// Which optimizer updates the weights.
@@ -82,6 +82,9 @@ pub struct TrainConfig {
     pub material_weight: f32,
     /// Weight of the plies-left auxiliary loss.
     pub plies_left_weight: f32,
+    /// Weight of the ownership loss (a cross-entropy per cell, averaged over the grid's
+    /// cells); used only by networks with the ownership head (`network.ownership`).
+    pub ownership_weight: f32,
     /// Whether each sample is mirrored left-right with probability 1/2.
     pub mirror: bool,
 }
@@ -101,6 +104,7 @@ impl Default for TrainConfig {
             value_weight: 1.0,
             material_weight: 0.1,
             plies_left_weight: 0.05,
+            ownership_weight: 1.0,
             mirror: true,
         }
     }
@@ -129,6 +133,7 @@ impl TrainConfig {
             ("value_weight", self.value_weight),
             ("material_weight", self.material_weight),
             ("plies_left_weight", self.plies_left_weight),
+            ("ownership_weight", self.ownership_weight),
         ] {
             if !(w >= 0.0 && w.is_finite()) {
                 return bad(key, "must be zero or positive");
@@ -208,6 +213,10 @@ pub struct TrainingSample {
     pub material: f32,
     /// Plies from this position to the end of the game, divided by 100.
     pub plies_left: f32,
+    /// Who holds each cell at the game's end, in this position's view (cell order of the
+    /// planes): 1 the mover, -1 the opponent, 0 nobody; empty when the sample has no such
+    /// target (it then adds nothing to the ownership loss).
+    pub ownership: Vec<i8>,
     /// Whether mirror augmentation may flip this sample: the mirrored position's legal
     /// actions are the mirrors of `legal` (`camelot_game::mirror_matches`).
     pub mirrorable: bool,
@@ -226,6 +235,8 @@ pub struct TrainStats {
     pub material: f32,
     /// Squared error of the plies-left head (0 without auxiliary heads).
     pub plies_left: f32,
+    /// Ownership cross-entropy per cell (0 without the ownership head).
+    pub ownership: f32,
     /// Share of positions whose most likely predicted result is the target's most likely one.
     pub value_accuracy: f32,
     /// Learning rate used.
@@ -291,6 +302,9 @@ struct BatchArrays {
     policy: Vec<f32>,
     wdl: Vec<f32>,
     aux: Vec<f32>,
+    /// `[batch * cells, 3]` one-hot ownership targets (all zero for a sample without one),
+    /// filled only for a network with the ownership head.
+    ownership: Vec<f32>,
 }
 
 impl Trainer {
@@ -364,11 +378,17 @@ impl Trainer {
         let actions = self.network.grid().actions();
         let n = samples.len();
         let per = self.network.planes_len();
-        for buffer in [&mut b.planes, &mut b.mask, &mut b.policy, &mut b.wdl, &mut b.aux] {
+        for buffer in [&mut b.planes, &mut b.mask, &mut b.policy, &mut b.wdl, &mut b.aux, &mut b.ownership] {
             buffer.clear();
         }
         b.mask.resize(n * actions, -1e9);
         b.policy.resize(n * actions, 0.0);
+        let cells = self.network.grid().cells();
+        let files = self.network.grid().files;
+        let with_ownership = self.network.config().ownership;
+        if with_ownership {
+            b.ownership.resize(n * cells * OWNERSHIP_CLASSES, 0.0);
+        }
         for (i, s) in samples.iter().enumerate() {
             if s.planes.len() != per || s.legal.len() != s.policy.len() || s.legal.is_empty() {
                 return Err(NetError::Batch(format!(
@@ -394,6 +414,24 @@ impl Trainer {
             }
             b.wdl.extend_from_slice(&s.wdl);
             b.aux.extend_from_slice(&[s.material, s.plies_left]);
+            if with_ownership && !s.ownership.is_empty() {
+                if s.ownership.len() != cells {
+                    return Err(NetError::Batch(format!(
+                        "sample {i}: {} ownership cells (want {cells})",
+                        s.ownership.len()
+                    )));
+                }
+                for (cell, &owner) in s.ownership.iter().enumerate() {
+                    // Mirrored: the same rank, the file reversed (as `mirror_planes`).
+                    let cell = if mirror { cell - cell % files + (files - 1 - cell % files) } else { cell };
+                    let class = match owner {
+                        0 => 0,
+                        1 => 1,
+                        _ => 2,
+                    };
+                    b.ownership[(i * cells + cell) * OWNERSHIP_CLASSES + class] = 1.0;
+                }
+            }
         }
         Ok(b)
     }
@@ -432,6 +470,7 @@ impl Trainer {
             value: self.config.value_weight,
             material: self.config.material_weight,
             plies_left: self.config.plies_left_weight,
+            ownership: self.config.ownership_weight,
         }
     }
 
@@ -442,7 +481,15 @@ impl Trainer {
         let ids = self.by_hand.as_ref().ok_or_else(|| NetError::Config("no parameter ids".into()))?;
         let weights = Weights::of(&self.model)?;
         let model = TrainingModel::new(&weights, self.network.config(), PLANES, self.network.grid())?;
-        let batch = Batch { size: n, planes: &b.planes, mask: &b.mask, policy: &b.policy, wdl: &b.wdl, aux: &b.aux };
+        let batch = Batch {
+            size: n,
+            planes: &b.planes,
+            mask: &b.mask,
+            policy: &b.policy,
+            wdl: &b.wdl,
+            aux: &b.aux,
+            ownership: &b.ownership,
+        };
         // On a thread of rayon's pool, so that the step's many parallel passes are forks of
         // a worker (cheap) rather than jobs injected from outside, each a sleep and a wake-up.
         let loss_weights = self.loss_weights();
@@ -486,6 +533,7 @@ impl Trainer {
             value: losses.value,
             material: losses.material.unwrap_or(0.0),
             plies_left: losses.plies_left.unwrap_or(0.0),
+            ownership: losses.ownership.unwrap_or(0.0),
             value_accuracy: correct as f32 / n as f32,
             learning_rate: 0.0,
         };
@@ -518,6 +566,14 @@ impl Trainer {
                 + plies.clone().mul_scalar(self.config.plies_left_weight);
             aux_losses = (Some(material), Some(plies));
         }
+        let mut ownership_loss = None;
+        if let Some(logits) = out.ownership {
+            let rows = b.ownership.len() / OWNERSHIP_CLASSES;
+            let target = Tensor::<2>::from_data(TensorData::new(b.ownership.clone(), [rows, OWNERSHIP_CLASSES]), d);
+            let loss = -(log_softmax(logits, 1) * target).sum_dim(1).mean();
+            total = total + loss.clone().mul_scalar(self.config.ownership_weight);
+            ownership_loss = Some(loss);
+        }
         let grads = GradientsParams::from_grads(total.backward(), &self.model);
 
         let scalar = |t: Tensor<1>| -> Result<f32, NetError> { Ok(to_vec(t)?.first().copied().unwrap_or(0.0)) };
@@ -529,6 +585,7 @@ impl Trainer {
             value: scalar(value_loss)?,
             material: aux_losses.0.map(scalar).transpose()?.unwrap_or(0.0),
             plies_left: aux_losses.1.map(scalar).transpose()?.unwrap_or(0.0),
+            ownership: ownership_loss.map(scalar).transpose()?.unwrap_or(0.0),
             value_accuracy: correct as f32 / n as f32,
             learning_rate: 0.0,
         };

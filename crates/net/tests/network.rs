@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use camelot_game::{mirror_action, mirror_planes, planes_len, ActionCodec, CamelotState};
+use camelot_game::{mirror_action, mirror_planes, planes_len, ActionCodec, CamelotState, PLANES};
 use camelot_net::checkpoint::{load_training_state, save_training_state};
 use camelot_net::{
     grid_of, load_checkpoint, parse_device, save_checkpoint, CheckpointInfo, CheckpointPaths, Device, LrSchedule,
@@ -59,16 +59,28 @@ fn legal(state: &CamelotState) -> Vec<u32> {
     out
 }
 
-/// A sample with a one-hot policy target on a random legal action, a one-hot result and random
-/// auxiliary targets: a batch the network can fit exactly.
+/// A sample with a one-hot policy target on a random legal action, a one-hot result, random
+/// auxiliary targets and, for ownership, the position's own pieces (a function of the planes):
+/// a batch the network can fit exactly.
 fn sample(state: &CamelotState, rng: &mut ChaCha8Rng) -> TrainingSample {
     let legal = legal(state);
     let mut policy = vec![0.0; legal.len()];
     policy[rng.random_range(0..legal.len())] = 1.0;
     let mut wdl = [0.0; 3];
     wdl[rng.random_range(0..3)] = 1.0;
+    let planes = planes(state);
+    let cells = planes.len() / PLANES;
+    // Planes 0-1: the mover's knights and men; 2-3: the opponent's.
+    let ownership = (0..cells)
+        .map(|c| match (planes[c] + planes[cells + c], planes[2 * cells + c] + planes[3 * cells + c]) {
+            (m, _) if m > 0.0 => 1,
+            (_, t) if t > 0.0 => -1,
+            _ => 0,
+        })
+        .collect();
     TrainingSample {
-        planes: planes(state),
+        ownership,
+        planes,
         legal,
         policy,
         wdl,
@@ -113,6 +125,29 @@ fn fitting_config(mirror: bool) -> TrainConfig {
 
 fn small_net(codec: &ActionCodec, seed: u64) -> Network {
     Network::new(&NetConfig::new(2, 16), grid_of(codec), &cpu(), seed).expect("network")
+}
+
+#[test]
+fn the_ownership_head_learns_who_holds_each_cell_through_mirrored_samples() {
+    // The fixture's ownership target is the position's own pieces, so a network that reads
+    // its planes can fit it to nothing; trained with mirror augmentation, it can only if each
+    // mirrored sample's target is mirrored as its planes are. A net without the head reports
+    // no ownership loss.
+    let Fixture { codec, samples, mut rng, .. } = Fixture::new("camelot", 4, 16);
+    let batch: Vec<&TrainingSample> = samples.iter().collect();
+    let mut config = NetConfig::new(2, 16);
+    config.ownership = true;
+    let net = Network::new(&config, grid_of(&codec), &cpu(), 3).expect("network");
+    let mut trainer = Trainer::new(&net, codec, fitting_config(true)).expect("trainer");
+    let first = trainer.train_step(&batch, &mut rng).expect("step");
+    let mut last = first;
+    for _ in 0..200 {
+        last = trainer.train_step(&batch, &mut rng).expect("step");
+    }
+    assert!(first.ownership > 0.5, "an untrained head is unsure: {first:?}");
+    assert!(last.ownership < 0.02, "ownership learned through mirrored samples: {last:?}");
+    let mut plain = Trainer::new(&small_net(&codec, 3), codec, fitting_config(true)).expect("trainer");
+    assert_eq!(plain.train_step(&batch, &mut rng).expect("step").ownership, 0.0);
 }
 
 #[test]
@@ -255,8 +290,9 @@ fn hand_written_cpu_gradients_train_as_burns_autodiff() {
     // Two trainers from one network and one seed, one with the CPU's hand-written gradients,
     // one with burn's autodiff; plain SGD (no momentum, clipping or decay), so that the
     // weights after each step are the gradients themselves, scaled. Every loss of every step,
-    // then the trained networks' outputs (running statistics included), must agree. Camette
-    // with a pooling block everywhere and no auxiliary heads covers the other branches.
+    // then the trained networks' outputs (running statistics included), must agree. Camelot
+    // with the ownership head, Camette with a pooling block everywhere and no auxiliary heads
+    // cover the other branches.
     let no_aux = pooled_without_aux();
     let sgd = TrainConfig {
         optimizer: OptimizerKind::Sgd,
@@ -269,7 +305,9 @@ fn hand_written_cpu_gradients_train_as_burns_autodiff() {
         plies_left_weight: 1.0,
         ..TrainConfig::default()
     };
-    for (variant, config) in [("camelot", NetConfig::new(2, 16)), ("camette", no_aux)] {
+    let mut with_ownership = NetConfig::new(2, 16);
+    with_ownership.ownership = true;
+    for (variant, config) in [("camelot", with_ownership), ("camette", no_aux)] {
         let Fixture { codec, samples, .. } = Fixture::new(variant, 6, 24);
         let net = Network::new(&config, grid_of(&codec), &cpu(), 13).expect("network");
         let mut by_hand = Trainer::new(&net, codec, sgd.clone()).expect("trainer");
@@ -290,6 +328,7 @@ fn hand_written_cpu_gradients_train_as_burns_autodiff() {
                 ("value", a.value, b.value),
                 ("material", a.material, b.material),
                 ("plies left", a.plies_left, b.plies_left),
+                ("ownership", a.ownership, b.ownership),
             ] {
                 // The first step starts from the same weights; later ones from weights that
                 // differ by rounding (sums in another order), which training amplifies.

@@ -51,6 +51,7 @@ fn training_sample(state: &CamelotState, rng: &mut ChaCha8Rng) -> TrainingSample
         wdl,
         material: rng.random_range(-0.5..0.5),
         plies_left: rng.random_range(0.0..1.0),
+        ownership: Vec::new(),
         mirrorable: true,
     }
 }
@@ -197,7 +198,9 @@ fn tract_runs_the_exported_graph_like_burn() {
 }
 
 #[test]
-fn positions_inside_moves_and_a_net_without_aux_heads_export_too() {
+fn positions_inside_moves_and_a_net_without_aux_heads_but_with_ownership_export_too() {
+    // The ownership head is a training target: its tensors are in the checkpoint, and the
+    // export leaves them out.
     let dir = tempdir("no-aux");
     let config = NetConfig {
         blocks: 1,
@@ -207,6 +210,7 @@ fn positions_inside_moves_and_a_net_without_aux_heads_export_too() {
         value_channels: 4,
         value_hidden: 8,
         aux_heads: false,
+        ownership: true,
     };
     let states = sample_positions("camelot", 1, 1).expect("positions");
     let network = Network::new(&config, grid_of(&states[0].codec()), &cpu(), 5).expect("network");

@@ -67,7 +67,16 @@ fn load(rules: &Arc<Ruleset>, path: &str) -> Result<Vec<Item>, Box<dyn std::erro
         let mut wdl = [0.0; 3];
         wdl[class] = 1.0;
         out.push(Item {
-            sample: TrainingSample { planes, legal, policy, wdl, material: 0.0, plies_left, mirrorable: true },
+            sample: TrainingSample {
+                planes,
+                legal,
+                policy,
+                wdl,
+                material: 0.0,
+                plies_left,
+                ownership: Vec::new(),
+                mirrorable: true,
+            },
             class,
             keeping_first,
         });
@@ -115,6 +124,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         value_channels: 16,
         value_hidden: 64,
         aux_heads: true,
+        ownership: false,
     };
     let device = parse_device("cpu")?;
     let network = Network::new(&config, grid_of(&codec), &device, 1)?;

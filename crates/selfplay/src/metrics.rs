@@ -34,6 +34,10 @@ pub struct TrainRow {
     /// Plies-left auxiliary loss.
     #[serde(serialize_with = "six")]
     pub plies_left_loss: f32,
+    /// Ownership cross-entropy per cell (0 without the ownership head; files written before
+    /// the head existed lack the column).
+    #[serde(serialize_with = "six", default)]
+    pub ownership_loss: f32,
     /// Share of the batch whose most likely result is the game's.
     #[serde(serialize_with = "four")]
     pub value_accuracy: f32,
@@ -384,6 +388,53 @@ pub fn read_csv<T: DeserializeOwned>(bytes: &[u8]) -> Result<Vec<T>, String> {
     csv::Reader::from_reader(bytes).deserialize().collect::<Result<Vec<T>, _>>().map_err(|e| e.to_string())
 }
 
+/// The per-generation CSV files `parts` as one file with one header. Files of one binary share
+/// a header and are joined as they are; a run resumed by a newer binary can have parts with
+/// more columns (or fewer): then the header is the union of the parts' columns in order of
+/// first appearance, and each row is written under it by name, empty where its file lacks the
+/// column, so that no row's values slide under another column's name. `parts` pairs each
+/// file's name (for errors) with its bytes.
+pub fn merge_csv(parts: &[(String, Vec<u8>)]) -> Result<Vec<u8>, String> {
+    let header_of = |bytes: &[u8]| bytes.split(|&b| b == b'\n').next().unwrap_or_default().to_vec();
+    let first = parts.first().map(|(_, bytes)| header_of(bytes)).unwrap_or_default();
+    if parts.iter().all(|(_, bytes)| header_of(bytes) == first) {
+        let mut out = Vec::new();
+        for (_, bytes) in parts {
+            let body = if out.is_empty() {
+                &bytes[..]
+            } else {
+                bytes.iter().position(|&b| b == b'\n').map_or(&[][..], |i| &bytes[i + 1..])
+            };
+            out.extend_from_slice(body);
+        }
+        return Ok(out);
+    }
+    let mut columns: Vec<String> = Vec::new();
+    let mut tables = Vec::with_capacity(parts.len());
+    for (name, bytes) in parts {
+        let mut reader = csv::Reader::from_reader(&bytes[..]);
+        let headers: Vec<String> =
+            reader.headers().map_err(|e| format!("{name}: {e}"))?.iter().map(str::to_string).collect();
+        for h in &headers {
+            if !columns.contains(h) {
+                columns.push(h.clone());
+            }
+        }
+        let records = reader.records().collect::<Result<Vec<_>, _>>().map_err(|e| format!("{name}: {e}"))?;
+        tables.push((headers, records));
+    }
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(&columns).map_err(|e| e.to_string())?;
+    for (headers, records) in &tables {
+        let at: Vec<Option<usize>> = columns.iter().map(|c| headers.iter().position(|h| h == c)).collect();
+        for record in records {
+            let row = at.iter().map(|i| i.and_then(|i| record.get(i)).unwrap_or(""));
+            writer.write_record(row).map_err(|e| e.to_string())?;
+        }
+    }
+    writer.into_inner().map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,15 +449,36 @@ mod tests {
             value_loss: 1.0,
             material_loss: 0.125,
             plies_left_loss: 0.125,
+            ownership_loss: 0.25,
             value_accuracy: 0.5,
             learning_rate: 0.003,
         };
         let bytes = csv_bytes(std::slice::from_ref(&row)).expect("writes");
         let text = String::from_utf8(bytes.clone()).expect("utf-8");
         assert!(text.starts_with(
-            "generation,step,loss,policy_loss,value_loss,material_loss,plies_left_loss,value_accuracy,learning_rate\n\
-             2,17,3.250000,2.000000,1.000000,0.125000,0.125000,0.5000,3.000000e-3\n"
+            "generation,step,loss,policy_loss,value_loss,material_loss,plies_left_loss,ownership_loss,value_accuracy,learning_rate\n\
+             2,17,3.250000,2.000000,1.000000,0.125000,0.125000,0.250000,0.5000,3.000000e-3\n"
         ));
-        assert_eq!(read_csv::<TrainRow>(&bytes).expect("reads"), vec![row]);
+        assert_eq!(read_csv::<TrainRow>(&bytes).expect("reads"), vec![row.clone()]);
+        // A file from before the ownership head reads with the loss at 0.
+        let old =
+            b"generation,step,loss,policy_loss,value_loss,material_loss,plies_left_loss,value_accuracy,learning_rate\n\
+                    2,17,3.250000,2.000000,1.000000,0.125000,0.125000,0.5000,3.000000e-3\n";
+        assert_eq!(read_csv::<TrainRow>(old).expect("reads"), vec![TrainRow { ownership_loss: 0.0, ..row }]);
+    }
+
+    #[test]
+    fn merged_parts_keep_each_value_under_its_column() {
+        let part = |name: &str, text: &str| (name.to_string(), text.as_bytes().to_vec());
+        // One header: joined as they are.
+        let same = [part("1.csv", "a,b\n1,2\n"), part("2.csv", "a,b\n3,4\n5,6\n")];
+        assert_eq!(merge_csv(&same).expect("merges"), b"a,b\n1,2\n3,4\n5,6\n");
+        // A later part with a new column in the middle (a newer binary resumed the run).
+        let grown = [part("1.csv", "a,c\n1,2\n"), part("2.csv", "a,b,c\n3,9,4\n")];
+        assert_eq!(merge_csv(&grown).expect("merges"), b"a,c,b\n1,2,\n3,4,9\n");
+        assert_eq!(merge_csv(&[]).expect("merges"), b"");
+        let torn = [part("1.csv", "a,c\n1,2\n"), part("2.csv", "a,b\n3,4,5\n")];
+        let error = merge_csv(&torn).expect_err("a row longer than its header");
+        assert!(error.starts_with("2.csv:"), "{error}");
     }
 }

@@ -129,16 +129,14 @@ pub fn merge_generation_files(run: &Run, newest: u32) -> Result<RunState, Selfpl
         (layout::METRICS, layout::train_metrics_key),
         (layout::GENERATIONS, layout::generation_metrics_key),
     ] {
-        let mut out = Vec::new();
+        let mut parts = Vec::new();
         for k in 1..=newest {
-            let Some(bytes) = run.store.get(&part(k))? else { continue };
-            let body = if out.is_empty() {
-                &bytes[..]
-            } else {
-                bytes.iter().position(|&b| b == b'\n').map_or(&[][..], |i| &bytes[i + 1..])
-            };
-            out.extend_from_slice(body);
+            let key = part(k);
+            if let Some(bytes) = run.store.get(&key)? {
+                parts.push((run.store.describe(&key), bytes));
+            }
         }
+        let out = crate::metrics::merge_csv(&parts).map_err(|e| run.error(merged, e))?;
         run.store.put_replace(merged, out)?;
     }
     if let Some(root) = run.local_root() {

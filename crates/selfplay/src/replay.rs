@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use camelot_game::{mirror_matches, planes_len, CamelotState};
+use camelot_game::{mirror_matches, ownership_target, planes_len, CamelotState};
 use camelot_net::{TrainingSample, MATERIAL_TARGET_POINTS};
 use camelot_rules::{Color, EndReason, Role, Ruleset};
 use camelot_search::GameState as _;
@@ -27,6 +27,8 @@ pub struct PackedSample {
     wdl: [f32; 3],
     material: f32,
     plies_left: f32,
+    /// Who holds each cell at the game's end, in the mover's view (see `TrainingSample`).
+    ownership: Vec<i8>,
     mirrorable: bool,
 }
 
@@ -69,6 +71,7 @@ impl PackedSample {
             wdl: self.wdl,
             material: self.material,
             plies_left: self.plies_left,
+            ownership: self.ownership.clone(),
             mirrorable: self.mirrorable,
         }
     }
@@ -106,7 +109,8 @@ pub struct TargetSettings {
 /// reproductions found to learn faster early); plies left / 100 for the auxiliary head, and
 /// for the material head the material difference / 14 from the mover's view
 /// `material_horizon` plies after the position's turn starts (or at the game's end, if that
-/// comes first; 0: always at the end).
+/// comes first; 0: always at the end); for the ownership head, who holds each cell of the
+/// game's last position, in the mover's view.
 ///
 /// A short horizon is meant for tactics: captures are compulsory, so a piece left where it
 /// can be jumped is nearly always taken within a ply or two even in noisy self-play, and the
@@ -202,6 +206,7 @@ pub fn game_samples(
             wdl,
             material: mover_sign as f32 * balance_after(ply) / MATERIAL_TARGET_POINTS,
             plies_left: (record.plies.saturating_sub(ply)) as f32 / 100.0,
+            ownership: ownership_target(&s.codec(), &final_pos, mover),
             mirrorable,
         });
     }

@@ -231,6 +231,7 @@ impl<'a> RunTrainer<'a> {
                 value_loss: last.value,
                 material_loss: last.material,
                 plies_left_loss: last.plies_left,
+                ownership_loss: last.ownership,
                 value_accuracy: last.value_accuracy,
                 learning_rate: last.learning_rate,
             });

@@ -214,6 +214,58 @@ fn packed_samples_unpack_to_the_exact_planes_and_targets() {
     }
 }
 
+#[test]
+fn the_ownership_target_is_who_holds_each_cell_at_the_end_in_the_movers_view() {
+    // Checked against the last position's own planes (pieces in its mover's view): a sample
+    // whose mover moves there too must hold exactly those pieces; one of the other side holds
+    // as many of its own and of the opponent's as the end has, turned to its view.
+    use camelot_rules::Color;
+    let (mut same_view, mut other_view) = (0, 0);
+    for variant in ["camelot", "camette"] {
+        let rules = Arc::new(Ruleset::variant(variant).expect("variant"));
+        for seed in 0..4 {
+            let (record, states) = random_record(&rules, seed);
+            let mut last = record.start_state(&rules).expect("start");
+            for &action in &record.actions {
+                last.apply(action as u32);
+            }
+            let codec = last.codec();
+            let cells = codec.cells() as usize;
+            let mut planes = vec![0.0; planes_len(&codec)];
+            last.encode_planes(&mut planes);
+            let end_mover = last.mid_move().map_or(last.position().turn(), |m| m.position.turn());
+            let end = last.mid_move().map_or(*last.position(), |m| m.position);
+            let held: Vec<i8> = (0..cells)
+                .map(|c| {
+                    if planes[c] + planes[cells + c] > 0.0 {
+                        1
+                    } else if planes[2 * cells + c] + planes[3 * cells + c] > 0.0 {
+                        -1
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let samples = game_samples(&rules, &record, TargetSettings::default()).expect("samples").samples;
+            for (packed, state) in samples.iter().zip(&states) {
+                let ownership = packed.unpack(cells).ownership;
+                assert_eq!(ownership.len(), cells);
+                let mover = state.mid_move().map_or(state.position().turn(), |m| m.position.turn());
+                if mover == end_mover {
+                    assert_eq!(ownership, held, "{variant}, game {seed}");
+                    same_view += 1;
+                } else {
+                    let count = |owner: i8| ownership.iter().filter(|&&o| o == owner).count() as u32;
+                    let pieces = |c: Color| end.pieces(c).count();
+                    assert_eq!((count(1), count(-1)), (pieces(mover), pieces(mover.opponent())), "{variant}");
+                    other_view += 1;
+                }
+            }
+        }
+    }
+    assert!(same_view > 50 && other_view > 50, "both views checked: {same_view}, {other_view}");
+}
+
 /// White's material minus Black's (a knight counts two), computed here apart from the replay.
 fn balance(pos: &camelot_rules::Position) -> f32 {
     use camelot_rules::{Color, Role};
