@@ -30,7 +30,7 @@ pub struct ModelOutput {
     /// `[batch, 2]` auxiliary predictions ([`AUX_OUTPUTS`]), if the model has them.
     pub aux: Option<Tensor<2>>,
     /// `[batch * cells, 3]` ownership logits (cell-major within each position, classes as
-    /// [`OWNERSHIP_CLASSES`]), if the model has the head.
+    /// [`OWNERSHIP_CLASSES`]), from [`Model::forward_with_ownership`] of a model with the head.
     pub ownership: Option<Tensor<2>>,
 }
 
@@ -153,8 +153,19 @@ impl Model {
         Some(&conv_bn.norm)
     }
 
-    /// Runs the network on `input`, `[batch, planes, ranks, files]`.
+    /// Runs the network on `input`, `[batch, planes, ranks, files]`: the outputs inference
+    /// reads (no ownership logits).
     pub fn forward(&self, input: Tensor<4>) -> ModelOutput {
+        self.forward_heads(input, false)
+    }
+
+    /// [`Model::forward`] with the ownership logits too, if the model has the head: the
+    /// training step's pass.
+    pub fn forward_with_ownership(&self, input: Tensor<4>) -> ModelOutput {
+        self.forward_heads(input, true)
+    }
+
+    fn forward_heads(&self, input: Tensor<4>, with_ownership: bool) -> ModelOutput {
         let [batch, _, ranks, files] = input.dims();
         let mut x = relu(self.stem.forward(input));
         for block in &self.tower {
@@ -168,7 +179,7 @@ impl Model {
         let policy_logits = Tensor::cat(vec![cells, stop], 1);
 
         let v = relu(self.value_conv.forward(x));
-        let ownership = self.value_ownership.as_ref().map(|head| {
+        let ownership = self.value_ownership.as_ref().filter(|_| with_ownership).map(|head| {
             head.forward(v.clone()).permute([0, 2, 3, 1]).reshape([batch * ranks * files, OWNERSHIP_CLASSES])
         });
         let hidden = relu(self.value_hidden.forward(global_pool(v)));

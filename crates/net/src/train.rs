@@ -550,7 +550,7 @@ impl Trainer {
         let policy_target = Tensor::<2>::from_data(TensorData::new(b.policy.clone(), [n, actions]), d);
         let wdl_target = Tensor::<2>::from_data(TensorData::new(b.wdl.clone(), [n, 3]), d);
 
-        let out = self.model.forward(input);
+        let out = self.model.forward_with_ownership(input);
         let policy_loss = -(log_softmax(out.policy_logits + mask, 1) * policy_target).sum_dim(1).mean();
         let value_loss = -(log_softmax(out.wdl_logits.clone(), 1) * wdl_target).sum_dim(1).mean();
         let mut total = policy_loss.clone().mul_scalar(self.config.policy_weight)

@@ -81,7 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             for game in decode_shard(&bytes, Path::new(&object.key))? {
                 proven += game.targets.iter().filter(|t| t.root_value.contains(&1.0)).count();
                 targets += game.targets.len();
-                let replayed = game_samples(&run.rules, &game, run.config.replay.target_settings())?;
+                let replayed = game_samples(&run.rules, &game, run.config.target_settings())?;
                 let into = if game_index.is_multiple_of(10) { &mut test } else { &mut train };
                 into.extend(replayed.samples.iter().map(|s| s.unpack(cells)));
                 game_index += 1;

@@ -234,16 +234,6 @@ pub struct ReplayConfig {
     pub material_horizon: u32,
 }
 
-impl ReplayConfig {
-    /// How this window turns game records into targets.
-    pub fn target_settings(&self) -> crate::replay::TargetSettings {
-        crate::replay::TargetSettings {
-            root_value_weight: self.root_value_weight,
-            material_horizon: self.material_horizon,
-        }
-    }
-}
-
 /// The evaluation after each generation: the new network against the previous one and
 /// against baseline players, through paired openings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -374,6 +364,16 @@ fn cache() -> u32 {
 }
 
 impl RunConfig {
+    /// How the replay window turns game records into targets (the ownership target only for
+    /// a network with the head).
+    pub fn target_settings(&self) -> crate::replay::TargetSettings {
+        crate::replay::TargetSettings {
+            root_value_weight: self.replay.root_value_weight,
+            material_horizon: self.replay.material_horizon,
+            ownership: self.network.ownership,
+        }
+    }
+
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<RunConfig, SelfplayError> {
         let text = std::fs::read_to_string(path).map_err(|e| SelfplayError::io(path, e))?;

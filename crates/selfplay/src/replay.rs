@@ -100,6 +100,9 @@ pub struct TargetSettings {
     pub root_value_weight: f32,
     /// Plies ahead whose material the material head learns (0: the game's end).
     pub material_horizon: u32,
+    /// Whether samples carry the ownership target (only a network with the head reads it;
+    /// without, the replay keeps none, a cell's byte a sample saved).
+    pub ownership: bool,
 }
 
 /// The training positions of one game (its fully searched decisions), with their targets:
@@ -206,7 +209,10 @@ pub fn game_samples(
             wdl,
             material: mover_sign as f32 * balance_after(ply) / MATERIAL_TARGET_POINTS,
             plies_left: (record.plies.saturating_sub(ply)) as f32 / 100.0,
-            ownership: ownership_target(&s.codec(), &final_pos, mover),
+            ownership: match settings.ownership {
+                true => ownership_target(&s.codec(), &final_pos, mover),
+                false => Vec::new(),
+            },
             mirrorable,
         });
     }

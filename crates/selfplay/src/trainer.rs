@@ -98,8 +98,8 @@ impl<'a> RunTrainer<'a> {
             let mut samples = Vec::new();
             let mut figures = SelfplayFigures::default();
             for game in &games {
-                let replayed = game_samples(&run.rules, game, run.config.replay.target_settings())
-                    .map_err(|e| run.error(key, e))?;
+                let replayed =
+                    game_samples(&run.rules, game, run.config.target_settings()).map_err(|e| run.error(key, e))?;
                 figures.add(game, &replayed);
                 samples.extend(replayed.samples);
             }

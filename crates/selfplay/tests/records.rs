@@ -246,7 +246,8 @@ fn the_ownership_target_is_who_holds_each_cell_at_the_end_in_the_movers_view() {
                     }
                 })
                 .collect();
-            let samples = game_samples(&rules, &record, TargetSettings::default()).expect("samples").samples;
+            let settings = TargetSettings { ownership: true, ..TargetSettings::default() };
+            let samples = game_samples(&rules, &record, settings).expect("samples").samples;
             for (packed, state) in samples.iter().zip(&states) {
                 let ownership = packed.unpack(cells).ownership;
                 assert_eq!(ownership.len(), cells);
