@@ -232,6 +232,13 @@ pub struct ReplayConfig {
     /// which the search's material utility then weighs (see `replay::game_samples`).
     #[serde(default)]
     pub material_horizon: u32,
+    /// Share of each position's sampling weight given in proportion to its policy surprise,
+    /// KL(target || prior) under the network that played its game (KataGo's policy surprise
+    /// weighting: positions where the search corrected the prior most are drawn more often);
+    /// the rest is uniform, and the weights average 1 over the window. 0, the default: every
+    /// position is drawn alike.
+    #[serde(default)]
+    pub policy_surprise_weight: f32,
 }
 
 /// The evaluation after each generation: the new network against the previous one and
@@ -546,6 +553,9 @@ impl RunConfig {
         }
         if !(0.0..=1.0).contains(&r.root_value_weight) {
             return key("replay.root_value_weight", "must be between 0 and 1");
+        }
+        if !(0.0..=1.0).contains(&r.policy_surprise_weight) {
+            return key("replay.policy_surprise_weight", "must be between 0 and 1");
         }
         if r.window_generations == 0 {
             return key("replay.window_generations", "must be at least 1");

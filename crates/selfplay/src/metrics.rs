@@ -226,6 +226,20 @@ pub struct TargetFigures {
     pub value_calibration_error: f64,
 }
 
+/// KL(target || prior) in nats over one position's legal actions (the prior floored at 1e-12,
+/// so an action the prior rules out costs a finite amount).
+pub fn kl_divergence(target: &[f32], prior: &[f32]) -> f64 {
+    target
+        .iter()
+        .zip(prior)
+        .filter(|&(&t, _)| t > 0.0)
+        .map(|(&t, &p)| {
+            let (t, p) = (t as f64, (p as f64).max(1e-12));
+            t * (t.ln() - p.ln())
+        })
+        .sum()
+}
+
 impl TargetFigures {
     /// The figures of `samples`: `priors[i]` is the network's prior over `samples[i]`'s legal
     /// actions and `wdl[i]` its predicted win/draw/loss.
@@ -244,9 +258,9 @@ impl TargetFigures {
                 f.prior_entropy -= p * p.ln();
                 if t > 0.0 {
                     f.target_entropy -= t * t.ln();
-                    f.kl_target_prior += t * (t.ln() - p.ln());
                 }
             }
+            f.kl_target_prior += kl_divergence(target, prior);
             let want = samples[i].wdl;
             f.value_brier += (0..3).map(|k| ((wdl[i][k] - want[k]) as f64).powi(2)).sum::<f64>();
             let predicted = (wdl[i][0] + 0.5 * wdl[i][1]) as f64;

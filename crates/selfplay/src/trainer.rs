@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SelfplayError;
 use crate::layout;
-use crate::metrics::{csv_bytes, SelfplayFigures, TargetFigures, TrainRow};
+use crate::metrics::{csv_bytes, kl_divergence, SelfplayFigures, TargetFigures, TrainRow};
 use crate::pipeline::{Event, Observer, Silent};
 use crate::record::decode_shard;
 use crate::replay::{game_samples, PackedSample};
@@ -76,18 +76,23 @@ struct CachedShard {
     games: u64,
     samples: Vec<PackedSample>,
     figures: SelfplayFigures,
+    /// KL(target || prior) of each sample under the network that played it; empty unless
+    /// `replay.policy_surprise_weight` is set.
+    surprise: Vec<f32>,
 }
 
 /// The trainer's state between generations: the shards it has read, by key.
 pub struct RunTrainer<'a> {
     run: &'a Run,
     cache: HashMap<String, CachedShard>,
+    /// The last network loaded to measure shards' policy surprise, with its generation.
+    surprise_network: Option<(u32, Network)>,
 }
 
 impl<'a> RunTrainer<'a> {
     /// A trainer of `run` with nothing read yet.
     pub fn new(run: &'a Run) -> RunTrainer<'a> {
-        RunTrainer { run, cache: HashMap::new() }
+        RunTrainer { run, cache: HashMap::new(), surprise_network: None }
     }
 
     fn load(&mut self, key: &str) -> Result<&CachedShard, SelfplayError> {
@@ -103,9 +108,42 @@ impl<'a> RunTrainer<'a> {
                 figures.add(game, &replayed);
                 samples.extend(replayed.samples);
             }
-            self.cache.insert(key.to_string(), CachedShard { games: games.len() as u64, samples, figures });
+            let surprise = if run.config.replay.policy_surprise_weight > 0.0 {
+                let (generation, ..) = layout::parse_shard_key(key).ok_or_else(|| run.error(key, "not a shard key"))?;
+                self.policy_surprise(generation, &samples)?
+            } else {
+                Vec::new()
+            };
+            self.cache.insert(key.to_string(), CachedShard { games: games.len() as u64, samples, figures, surprise });
         }
         self.cache.get(key).ok_or_else(|| self.run.error(key, "not cached"))
+    }
+
+    /// KL(target || prior) of each sample, the prior being that of model `generation`, which
+    /// played the games (the model is loaded once for all its shards). A pure function of the
+    /// run's files, so a resumed trainer draws the same positions.
+    fn policy_surprise(&mut self, generation: u32, samples: &[PackedSample]) -> Result<Vec<f32>, SelfplayError> {
+        let network = match self.surprise_network.take() {
+            Some((g, network)) if g == generation => network,
+            _ => self.run.load_model(generation)?.0,
+        };
+        let cells = self.run.codec.cells() as usize;
+        let actions = network.grid().actions();
+        let mut surprise = Vec::with_capacity(samples.len());
+        for chunk in samples.chunks(256) {
+            let unpacked: Vec<TrainingSample> = chunk.iter().map(|s| s.unpack(cells)).collect();
+            let planes: Vec<f32> = unpacked.iter().flat_map(|s| s.planes.iter().copied()).collect();
+            let raw = network.forward(&planes, unpacked.len())?;
+            let mut prior = Vec::new();
+            for (k, sample) in unpacked.iter().enumerate() {
+                prior.clear();
+                prior.resize(sample.legal.len(), 0.0);
+                masked_softmax(&raw.policy_logits[k * actions..(k + 1) * actions], &sample.legal, &mut prior);
+                surprise.push(kl_divergence(&sample.policy, &prior) as f32);
+            }
+        }
+        self.surprise_network = Some((generation, network));
+        Ok(surprise)
     }
 
     /// What trained models `1..=g`, in generation order.
@@ -184,15 +222,20 @@ impl<'a> RunTrainer<'a> {
         let next = g + 1;
         let first = next.saturating_sub(config.replay.window_generations) + 1;
         let mut window: Vec<PackedSample> = Vec::new();
+        let mut surprise: Vec<f32> = Vec::new();
         let mut figures = SelfplayFigures::default();
         for key in history.iter().filter(|h| h.generation >= first).flat_map(|h| h.shards.iter().map(|s| &s.key)) {
-            window.extend(self.load(key)?.samples.iter().cloned());
+            let cached = self.load(key)?;
+            window.extend(cached.samples.iter().cloned());
+            surprise.extend_from_slice(&cached.surprise);
         }
         for shard in &fresh {
             let cached = self.load(&shard.key)?;
             window.extend(cached.samples.iter().cloned());
+            surprise.extend_from_slice(&cached.surprise);
             figures = figures.merged(&cached.figures);
         }
+        let draw = WindowDraw::new(&surprise, config.replay.policy_surprise_weight, window.len());
         let new_positions: u64 = fresh.iter().map(|s| s.positions).sum();
         if new_positions == 0 {
             return Err(run.error(
@@ -220,7 +263,7 @@ impl<'a> RunTrainer<'a> {
         let mut rows = Vec::with_capacity(steps as usize);
         let mut last = TrainStats::default();
         for _ in 0..steps {
-            let samples: Vec<_> = (0..batch).map(|_| window[rng.random_range(0..window.len())].unpack(cells)).collect();
+            let samples: Vec<_> = (0..batch).map(|_| window[draw.index(&mut rng)].unpack(cells)).collect();
             let refs: Vec<_> = samples.iter().collect();
             last = trainer.train_step(&refs, &mut rng)?;
             rows.push(TrainRow {
@@ -296,6 +339,51 @@ impl<'a> RunTrainer<'a> {
 const MEASURED_POSITIONS: usize = 1024;
 
 /// The [`TargetFigures`] of `samples` under `network` (the one that played them).
+/// How the trainer draws positions from the window: uniformly, or each in proportion to
+/// `1 - share + share x surprise / mean surprise` (`replay.policy_surprise_weight`), so that the
+/// weights average 1 and a position the search did not correct keeps `1 - share` of an even
+/// chance.
+#[derive(Debug)]
+enum WindowDraw {
+    Uniform(usize),
+    Weighted { cumulative: Vec<f64> },
+}
+
+impl WindowDraw {
+    fn new(surprise: &[f32], share: f32, len: usize) -> WindowDraw {
+        if share <= 0.0 || surprise.len() != len || len == 0 {
+            return WindowDraw::Uniform(len);
+        }
+        let mean = surprise.iter().map(|&k| k.max(0.0) as f64).sum::<f64>() / len as f64;
+        if !(mean > 0.0 && mean.is_finite()) {
+            return WindowDraw::Uniform(len);
+        }
+        let share = share as f64;
+        let mut total = 0.0;
+        let cumulative = surprise
+            .iter()
+            .map(|&k| {
+                total += 1.0 - share + share * k.max(0.0) as f64 / mean;
+                total
+            })
+            .collect();
+        WindowDraw::Weighted { cumulative }
+    }
+
+    /// The index of the next position drawn (uniform draws use the generator as the trainer
+    /// always has, so runs without surprise weighting keep their positions bit for bit).
+    fn index(&self, rng: &mut ChaCha8Rng) -> usize {
+        match self {
+            WindowDraw::Uniform(len) => rng.random_range(0..*len),
+            WindowDraw::Weighted { cumulative } => {
+                let total = cumulative.last().copied().unwrap_or(0.0);
+                let x = rng.random::<f64>() * total;
+                cumulative.partition_point(|&c| c <= x).min(cumulative.len().saturating_sub(1))
+            }
+        }
+    }
+}
+
 fn measure_targets(network: &Network, samples: &[&PackedSample], cells: usize) -> Result<TargetFigures, SelfplayError> {
     let stride = samples.len().div_ceil(MEASURED_POSITIONS).max(1);
     let chosen: Vec<TrainingSample> = samples.iter().step_by(stride).map(|s| s.unpack(cells)).collect();
@@ -354,5 +442,45 @@ pub fn trainer(run: &Run, options: &RoleOptions) -> Result<TrainerSummary, Selfp
         };
         trainer.train_next(g, &history, fresh, &Silent)?;
         summary.published += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frequencies(draw: &WindowDraw, len: usize, draws: usize) -> Vec<f64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut counts = vec![0usize; len];
+        for _ in 0..draws {
+            counts[draw.index(&mut rng)] += 1;
+        }
+        counts.iter().map(|&c| c as f64 / draws as f64).collect()
+    }
+
+    #[test]
+    fn surprise_weighting_draws_positions_in_proportion_to_their_weight() {
+        // Mean surprise 1: weights 1 - s + s x k, i.e. 0.5, 1.0, 1.5 and 1.0 at s = 0.5.
+        let surprise = [0.0, 1.0, 2.0, 1.0];
+        let draw = WindowDraw::new(&surprise, 0.5, 4);
+        for (got, want) in frequencies(&draw, 4, 200_000).iter().zip([0.125, 0.25, 0.375, 0.25]) {
+            assert!((got - want).abs() < 0.005, "{got} against {want}");
+        }
+        // All of the weight on surprise: an uncorrected position is never drawn.
+        let draw = WindowDraw::new(&surprise, 1.0, 4);
+        assert_eq!(frequencies(&draw, 4, 10_000)[0], 0.0);
+    }
+
+    #[test]
+    fn without_surprise_weighting_the_draws_are_the_uniform_ones_of_before() {
+        let draw = WindowDraw::new(&[], 0.0, 10);
+        let mut a = ChaCha8Rng::seed_from_u64(3);
+        let mut b = ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..100 {
+            assert_eq!(draw.index(&mut a), b.random_range(0..10));
+        }
+        // Surprise all zero (nothing to weigh by) and a share of 0 both fall back to uniform.
+        assert!(matches!(WindowDraw::new(&[0.0; 5], 0.5, 5), WindowDraw::Uniform(5)));
+        assert!(matches!(WindowDraw::new(&[1.0; 5], 0.0, 5), WindowDraw::Uniform(5)));
     }
 }
