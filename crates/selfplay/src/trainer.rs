@@ -333,12 +333,6 @@ impl<'a> RunTrainer<'a> {
     }
 }
 
-/// Positions of a generation's new games that [`TargetFigures`] measures (spread evenly over
-/// them): enough for the means to settle, few enough to cost a fraction of a training step's
-/// time per generation.
-const MEASURED_POSITIONS: usize = 1024;
-
-/// The [`TargetFigures`] of `samples` under `network` (the one that played them).
 /// How the trainer draws positions from the window: uniformly, or each in proportion to
 /// `1 - share + share x surprise / mean surprise` (`replay.policy_surprise_weight`), so that the
 /// weights average 1 and a position the search did not correct keeps `1 - share` of an even
@@ -384,6 +378,12 @@ impl WindowDraw {
     }
 }
 
+/// Positions of a generation's new games that [`TargetFigures`] measures (spread evenly over
+/// them): enough for the means to settle, few enough to cost a fraction of a training step's
+/// time per generation.
+const MEASURED_POSITIONS: usize = 1024;
+
+/// The [`TargetFigures`] of `samples` under `network` (the one that played them).
 fn measure_targets(network: &Network, samples: &[&PackedSample], cells: usize) -> Result<TargetFigures, SelfplayError> {
     let stride = samples.len().div_ceil(MEASURED_POSITIONS).max(1);
     let chosen: Vec<TrainingSample> = samples.iter().step_by(stride).map(|s| s.unpack(cells)).collect();
