@@ -128,19 +128,11 @@ impl<'a> RunTrainer<'a> {
             _ => self.run.load_model(generation)?.0,
         };
         let cells = self.run.codec.cells() as usize;
-        let actions = network.grid().actions();
         let mut surprise = Vec::with_capacity(samples.len());
         for chunk in samples.chunks(256) {
             let unpacked: Vec<TrainingSample> = chunk.iter().map(|s| s.unpack(cells)).collect();
-            let planes: Vec<f32> = unpacked.iter().flat_map(|s| s.planes.iter().copied()).collect();
-            let raw = network.forward(&planes, unpacked.len())?;
-            let mut prior = Vec::new();
-            for (k, sample) in unpacked.iter().enumerate() {
-                prior.clear();
-                prior.resize(sample.legal.len(), 0.0);
-                masked_softmax(&raw.policy_logits[k * actions..(k + 1) * actions], &sample.legal, &mut prior);
-                surprise.push(kl_divergence(&sample.policy, &prior) as f32);
-            }
+            let (priors, _) = network_outputs(&network, &unpacked)?;
+            surprise.extend(unpacked.iter().zip(&priors).map(|(s, prior)| kl_divergence(&s.policy, prior) as f32));
         }
         self.surprise_network = Some((generation, network));
         Ok(surprise)
@@ -387,19 +379,32 @@ const MEASURED_POSITIONS: usize = 1024;
 fn measure_targets(network: &Network, samples: &[&PackedSample], cells: usize) -> Result<TargetFigures, SelfplayError> {
     let stride = samples.len().div_ceil(MEASURED_POSITIONS).max(1);
     let chosen: Vec<TrainingSample> = samples.iter().step_by(stride).map(|s| s.unpack(cells)).collect();
-    let actions = network.grid().actions();
     let (mut priors, mut wdl) = (Vec::with_capacity(chosen.len()), Vec::with_capacity(chosen.len()));
     for chunk in chosen.chunks(256) {
-        let planes: Vec<f32> = chunk.iter().flat_map(|s| s.planes.iter().copied()).collect();
-        let raw = network.forward(&planes, chunk.len())?;
-        for (k, sample) in chunk.iter().enumerate() {
-            let mut prior = vec![0.0; sample.legal.len()];
-            masked_softmax(&raw.policy_logits[k * actions..(k + 1) * actions], &sample.legal, &mut prior);
-            priors.push(prior);
-            wdl.push([raw.wdl[3 * k], raw.wdl[3 * k + 1], raw.wdl[3 * k + 2]]);
-        }
+        let (p, w) = network_outputs(network, chunk)?;
+        priors.extend(p);
+        wdl.extend(w);
     }
     Ok(TargetFigures::measure(&chosen, &priors, &wdl))
+}
+
+/// Per sample: the network's prior over its legal actions, and its predicted win/draw/loss.
+type PriorsAndWdl = (Vec<Vec<f32>>, Vec<[f32; 3]>);
+
+/// The network's outputs for `samples`, in one forward pass.
+fn network_outputs(network: &Network, samples: &[TrainingSample]) -> Result<PriorsAndWdl, SelfplayError> {
+    let actions = network.grid().actions();
+    let planes: Vec<f32> = samples.iter().flat_map(|s| s.planes.iter().copied()).collect();
+    let raw = network.forward(&planes, samples.len())?;
+    let mut priors = Vec::with_capacity(samples.len());
+    let mut wdl = Vec::with_capacity(samples.len());
+    for (k, sample) in samples.iter().enumerate() {
+        let mut prior = vec![0.0; sample.legal.len()];
+        masked_softmax(&raw.policy_logits[k * actions..(k + 1) * actions], &sample.legal, &mut prior);
+        priors.push(prior);
+        wdl.push([raw.wdl[3 * k], raw.wdl[3 * k + 1], raw.wdl[3 * k + 2]]);
+    }
+    Ok((priors, wdl))
 }
 
 /// What a trainer process did.
