@@ -182,6 +182,7 @@ pub fn evaluate(run: &Run, g: u32, observer: &dyn Observer) -> Result<(), Selfpl
     if let Some(tally) = &solved {
         row.value_kept = Some(tally.kept_share());
         row.value_head_accuracy = tally.value_head_share();
+        row.plies_head_error = tally.plies_head_error();
         scores.push(format!(
             "value kept {:.1}% of {} solved positions",
             100.0 * tally.kept_share(),
@@ -283,6 +284,7 @@ fn generation_row(run: &Run, g: u32, scores: String) -> Result<GenerationRow, Se
         evaluation_scores: scores,
         value_kept: None,
         value_head_accuracy: None,
+        plies_head_error: None,
     })
 }
 

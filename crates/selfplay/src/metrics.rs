@@ -363,6 +363,10 @@ pub struct GenerationRow {
     /// Share of the same positions whose value-head argmax is the exact value.
     #[serde(default, serialize_with = "four_opt")]
     pub value_head_accuracy: Option<f64>,
+    /// Mean distance in plies between the plies-left head's prediction and the exact distance
+    /// of the same positions' won and lost ones (what a moves-left utility relies on).
+    #[serde(default, serialize_with = "four_opt")]
+    pub plies_head_error: Option<f64>,
 }
 
 fn four_opt<S: serde::Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {

@@ -109,6 +109,10 @@ fn tally_part<'a>(
             if let [w, d, l, ..] = raw.wdl[..] {
                 tally.add_value_head(record, [w, d, l]);
             }
+            // The auxiliary outputs are [material, plies left / 100] (`camelot_net::AUX_OUTPUTS`).
+            if let Some(&plies_left) = raw.aux.get(1) {
+                tally.add_plies_head(record, 100.0 * plies_left);
+            }
         }
         on_position();
     }

@@ -93,6 +93,9 @@ pub struct OptimalTally {
     pub forced: u64,
     /// Network players: positions whose W/D/L argmax matched the exact value, and positions asked.
     pub value_head: Option<(u64, u64)>,
+    /// Network players with a plies-left head, decided positions only: the sum of
+    /// |predicted - exact distance| in plies, and positions asked.
+    pub plies_head: Option<(f64, u64)>,
 }
 
 fn class(value: Value) -> usize {
@@ -121,6 +124,10 @@ impl OptimalTally {
             kept: add3(self.kept, other.kept),
             forced: self.forced + other.forced,
             value_head: match (self.value_head, other.value_head) {
+                (Some((a, b)), Some((c, d))) => Some((a + c, b + d)),
+                (one, None) | (None, one) => one,
+            },
+            plies_head: match (self.plies_head, other.plies_head) {
                 (Some((a, b)), Some((c, d))) => Some((a + c, b + d)),
                 (one, None) | (None, one) => one,
             },
@@ -164,6 +171,22 @@ impl OptimalTally {
         self.value_head = Some((hit + u64::from(best == class(value)), all + 1));
     }
 
+    /// Counts one plies-left prediction (`plies_left` in plies) against the exact distance of
+    /// a decided position; draws have no distance and are skipped.
+    pub fn add_plies_head(&mut self, record: &PositionRecord, plies_left: f32) {
+        let Some(distance) = record.exact().and_then(|v| v.distance()) else { return };
+        if !plies_left.is_finite() {
+            return;
+        }
+        let (sum, all) = self.plies_head.unwrap_or((0.0, 0));
+        self.plies_head = Some((sum + (f64::from(plies_left) - f64::from(distance)).abs(), all + 1));
+    }
+
+    /// Mean |predicted - exact| plies left over the decided positions asked, if measured.
+    pub fn plies_head_error(&self) -> Option<f64> {
+        self.plies_head.filter(|&(_, n)| n > 0).map(|(sum, n)| sum / n as f64)
+    }
+
     /// The report: one line per value class, the value head's line where there is one, and the
     /// summary line last (`value kept: 96.4% of 2000 positions (decided: 97.9%)`, decided = the
     /// won and lost positions).
@@ -186,6 +209,11 @@ impl OptimalTally {
             out.push(format!(
                 "value head: W/D/L argmax matches the exact value in {:.1}% of {n} positions",
                 percent(hit, n)
+            ));
+        }
+        if let (Some(error), Some((_, n))) = (self.plies_head_error(), self.plies_head) {
+            out.push(format!(
+                "plies-left head: off the exact distance by {error:.1} plies on average ({n} decided positions)"
             ));
         }
         let kept: u64 = self.kept.iter().sum();

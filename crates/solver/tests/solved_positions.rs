@@ -124,6 +124,8 @@ fn tallies_of_parts_merge_into_the_tally_of_the_whole() {
             let chosen = if (i + offset).is_multiple_of(2) { r.keeping[0].as_str() } else { "-" };
             t.add(r, chosen);
             t.add_value_head(r, if (i + offset).is_multiple_of(3) { [1.0, 0.0, 0.0] } else { [0.0, 0.0, 1.0] });
+            // Two plies long everywhere: draws (no distance) are not counted.
+            t.add_plies_head(r, r.plies.map_or(0.0, |d| d as f32 + 2.0));
         }
         t
     };
@@ -136,4 +138,7 @@ fn tallies_of_parts_merge_into_the_tally_of_the_whole() {
     assert_eq!(whole.kept.iter().sum::<u64>(), records.len().div_ceil(2) as u64);
     assert!((whole.kept_share() - records.len().div_ceil(2) as f64 / records.len() as f64).abs() < 1e-12);
     assert!(whole.value_head_share().is_some_and(|s| s > 0.0 && s < 1.0), "{whole:?}");
+    let decided = records.iter().filter(|r| r.value != "draw").count() as u64;
+    assert_eq!(whole.plies_head.map(|(_, n)| n), Some(decided));
+    assert_eq!(whole.plies_head_error(), Some(2.0));
 }
