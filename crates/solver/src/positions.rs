@@ -187,9 +187,9 @@ impl OptimalTally {
         self.plies_head.filter(|&(_, n)| n > 0).map(|(sum, n)| sum / n as f64)
     }
 
-    /// The report: one line per value class, the value head's line where there is one, and the
-    /// summary line last (`value kept: 96.4% of 2000 positions (decided: 97.9%)`, decided = the
-    /// won and lost positions).
+    /// The report: one line per value class, the value and plies-left heads' lines where there
+    /// are any, and the summary line last (`value kept: 96.4% of 2000 positions (decided:
+    /// 97.9%)`, decided = the won and lost positions).
     pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (k, name) in ["won", "drawn", "lost"].iter().enumerate() {
