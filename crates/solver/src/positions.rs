@@ -106,6 +106,14 @@ fn class(value: Value) -> usize {
     }
 }
 
+/// Two optional `(sum, count)` figures added; either alone where the other was not measured.
+fn add_counts<T: std::ops::Add<Output = T>>(a: Option<(T, u64)>, b: Option<(T, u64)>) -> Option<(T, u64)> {
+    match (a, b) {
+        (Some((x, m)), Some((y, n))) => Some((x + y, m + n)),
+        (one, None) | (None, one) => one,
+    }
+}
+
 fn percent(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
@@ -123,14 +131,8 @@ impl OptimalTally {
             positions: add3(self.positions, other.positions),
             kept: add3(self.kept, other.kept),
             forced: self.forced + other.forced,
-            value_head: match (self.value_head, other.value_head) {
-                (Some((a, b)), Some((c, d))) => Some((a + c, b + d)),
-                (one, None) | (None, one) => one,
-            },
-            plies_head: match (self.plies_head, other.plies_head) {
-                (Some((a, b)), Some((c, d))) => Some((a + c, b + d)),
-                (one, None) | (None, one) => one,
-            },
+            value_head: add_counts(self.value_head, other.value_head),
+            plies_head: add_counts(self.plies_head, other.plies_head),
         }
     }
 
