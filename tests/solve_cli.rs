@@ -68,6 +68,31 @@ fn bench_optimal_scores_a_player_by_value_class() {
     assert!(out.status.success(), "{err}");
     assert!(stdout.contains("won       1 positions, value kept 100.0%"), "{stdout}");
     assert_eq!(stdout.lines().last(), Some("value kept: 100.0% of 2 positions (decided: 100.0%)"));
+    // A record whose only keeping move is not a move: every choice misses it, and `--misses`
+    // writes the record with its line and the move chosen; the loss still counts by result.
+    let missed = dir.join("missed.jsonl");
+    let wrong = lines[0].replace(r#"["C6-B6","C6-C7","C6-D6"]"#, r#"["A1-A2"]"#);
+    std::fs::write(&path, [lines[1].clone(), wrong].join("\n") + "\n").expect("write");
+    let m = missed.to_str().expect("utf-8");
+    let args = ["bench", "optimal", "--variant", "camette", "--positions", p, "--player", "alphabeta:depth=2"];
+    let out = camelot(&[&args[..], &["--misses", m]].concat());
+    let (stdout, err) = text(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(stdout.contains("1 positions where the move did not keep the value"), "{stdout}");
+    assert!(stdout.contains("every move of a lost position counts): 50.0%"), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("value kept: 50.0% of 2 positions (decided: 50.0%)"));
+    let written = std::fs::read_to_string(&missed).expect("the misses file");
+    let record: serde_json::Value = serde_json::from_str(written.trim()).expect("one JSON line");
+    assert_eq!(record["line"], 2, "{written}");
+    assert_eq!(record["cpn"], RACE, "{written}");
+    let chosen = record["chosen"].as_str().unwrap_or("");
+    assert!(["C6-B6", "C6-C7", "C6-D6"].contains(&chosen), "{written}");
+    // An existing misses file is not replaced without --force.
+    let again = camelot(&[&args[..], &["--misses", m]].concat());
+    assert!(!again.status.success() && text(&again).1.contains("--force"), "{}", text(&again).1);
+    let forced = camelot(&[&args[..], &["--misses", m, "--force"]].concat());
+    assert!(forced.status.success(), "{}", text(&forced).1);
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write");
     // A line that is not a record is refused with its line number.
     std::fs::write(&path, lines[0].clone() + "\n{\"cpn\": 3}\n").expect("write");
     let out = camelot(&["bench", "optimal", "--variant", "camette", "--positions", p, "--player", "random"]);

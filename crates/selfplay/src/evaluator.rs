@@ -304,7 +304,7 @@ fn solved_figures(
     let progress = || observer.event(Event::Progress { done: 1, message: String::new() });
     let seed = run.seed(SOLVED_STREAM, g as u64);
     let threads = run.config.selfplay.workers as usize;
-    positions.tally(&run.rules, hero, models, seed, threads, &progress).map(Some)
+    positions.tally(&run.rules, hero, models, seed, threads, &progress).map(|(tally, _)| Some(tally))
 }
 
 /// What an evaluator process did.

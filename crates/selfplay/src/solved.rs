@@ -36,7 +36,9 @@ impl SolvedPositions {
     }
 
     /// `spec`'s moves in the positions, on `threads` threads (each with a player of its own,
-    /// seeded `seed + thread`), tallied; `on_position` is called after each position.
+    /// seeded `seed + thread`), tallied, with the positions where the move did not keep the
+    /// value (each record with the move chosen, in file order); `on_position` is called after
+    /// each position.
     pub fn tally(
         &self,
         rules: &Arc<Ruleset>,
@@ -45,11 +47,11 @@ impl SolvedPositions {
         seed: u64,
         threads: usize,
         on_position: &(dyn Fn() + Sync),
-    ) -> Result<OptimalTally, SelfplayError> {
+    ) -> Result<(OptimalTally, Vec<Miss>), SelfplayError> {
         let records = &self.records;
         let path = self.path.as_path();
         let threads = threads.clamp(1, records.len().max(1));
-        let tallies: Vec<Result<OptimalTally, SelfplayError>> = std::thread::scope(|scope| {
+        let tallies: Vec<Result<(OptimalTally, Vec<Miss>), SelfplayError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     scope.spawn(move || {
@@ -66,11 +68,27 @@ impl SolvedPositions {
                 .collect()
         });
         let mut total = OptimalTally::default();
-        for tally in tallies {
-            total = total.merged(&tally?);
+        let mut misses = Vec::new();
+        for part in tallies {
+            let (tally, part_misses) = part?;
+            total = total.merged(&tally);
+            misses.extend(part_misses);
         }
-        Ok(total)
+        misses.sort_by_key(|m| m.line);
+        Ok((total, misses))
     }
+}
+
+/// A solved position where the player's move did not keep the value.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Miss {
+    /// Line of the position in its file (1-based).
+    pub line: usize,
+    /// The move played, in the project's notation.
+    pub chosen: String,
+    /// The position's record: its value, distance and value-keeping moves.
+    #[serde(flatten)]
+    pub record: PositionRecord,
 }
 
 fn tally_part<'a>(
@@ -81,7 +99,7 @@ fn tally_part<'a>(
     path: &Path,
     seed: u64,
     on_position: &(dyn Fn() + Sync),
-) -> Result<OptimalTally, SelfplayError> {
+) -> Result<(OptimalTally, Vec<Miss>), SelfplayError> {
     let mut player = spec.build_with(rules, ChaCha8Rng::seed_from_u64(seed), models)?;
     let network = match spec {
         PlayerSpec::Mcts(config) => Some(models.network(&config.model, &config.device, rules)?),
@@ -89,6 +107,7 @@ fn tally_part<'a>(
     };
     let mut planes = Vec::new();
     let mut tally = OptimalTally::default();
+    let mut misses = Vec::new();
     for (i, record) in lines {
         let at = |reason: String| SelfplayError::Corrupt {
             path: path.to_path_buf(),
@@ -100,7 +119,10 @@ fn tally_part<'a>(
         }
         let game = Game::from_position(Arc::clone(rules), pos);
         let choice = player.choose(&game).map_err(|e| at(e.to_string()))?;
-        tally.add(record, &rules.move_to_string(&pos, &choice.mv));
+        let chosen = rules.move_to_string(&pos, &choice.mv);
+        if !tally.add(record, &chosen) && record.exact().is_some() {
+            misses.push(Miss { line: i + 1, chosen, record: record.clone() });
+        }
         if let Some(network) = &network {
             let state = CamelotState::from_game(&game);
             planes.resize(network.planes_len(), 0.0);
@@ -116,5 +138,5 @@ fn tally_part<'a>(
         }
         on_position();
     }
-    Ok(tally)
+    Ok((tally, misses))
 }

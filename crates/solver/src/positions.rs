@@ -141,22 +141,34 @@ impl OptimalTally {
         percent(self.kept.iter().sum(), self.positions.iter().sum()) / 100.0
     }
 
+    /// Share of positions where the chosen move kept the win, draw or loss, at any distance,
+    /// in `[0, 1]`: every move of a lost position counts. The measure of AlphaZero.jl's
+    /// Connect Four benchmark (a move is right when its result's sign is the best), which
+    /// [`OptimalTally::kept_share`] refines by asking a lost position for the longest
+    /// resistance.
+    pub fn result_kept_share(&self) -> f64 {
+        percent(self.kept[0] + self.kept[1] + self.positions[2], self.positions.iter().sum()) / 100.0
+    }
+
     /// Share of positions whose value-head argmax was the exact value, if measured.
     pub fn value_head_share(&self) -> Option<f64> {
         self.value_head.map(|(hit, all)| percent(hit, all) / 100.0)
     }
 
-    /// Counts one position and the move chosen in it (in canonical notation).
-    pub fn add(&mut self, record: &PositionRecord, chosen: &str) {
-        let Some(value) = record.exact() else { return };
+    /// Counts one position and the move chosen in it (in canonical notation); true when the
+    /// move kept the value (false too for a record without a consistent value, not counted).
+    pub fn add(&mut self, record: &PositionRecord, chosen: &str) -> bool {
+        let Some(value) = record.exact() else { return false };
         let c = class(value);
         self.positions[c] += 1;
-        if record.keeping.iter().any(|k| k == chosen) {
+        let kept = record.keeping.iter().any(|k| k == chosen);
+        if kept {
             self.kept[c] += 1;
         }
         if record.keeping.len() == record.legal {
             self.forced += 1;
         }
+        kept
     }
 
     /// Counts one value-head prediction: `wdl` are the network's win/draw/loss probabilities
@@ -218,6 +230,10 @@ impl OptimalTally {
                 "plies-left head: off the exact distance by {error:.1} plies on average ({n} decided positions)"
             ));
         }
+        out.push(format!(
+            "result kept (win, draw or loss at any distance; every move of a lost position counts): {:.1}%",
+            100.0 * self.result_kept_share()
+        ));
         let kept: u64 = self.kept.iter().sum();
         let decided = self.positions[0] + self.positions[2];
         out.push(format!(

@@ -137,6 +137,11 @@ fn tallies_of_parts_merge_into_the_tally_of_the_whole() {
     // The even lines' moves keep the value, the odd lines' do not.
     assert_eq!(whole.kept.iter().sum::<u64>(), records.len().div_ceil(2) as u64);
     assert!((whole.kept_share() - records.len().div_ceil(2) as f64 / records.len() as f64).abs() < 1e-12);
+    // By result alone, every lost position counts too.
+    let lost_odd = records.iter().enumerate().filter(|(i, r)| i % 2 == 1 && r.value == "loss").count();
+    let result_kept = (records.len().div_ceil(2) + lost_odd) as f64 / records.len() as f64;
+    assert!((whole.result_kept_share() - result_kept).abs() < 1e-12, "{whole:?}");
+    assert!(lost_odd > 100, "{lost_odd}");
     assert!(whole.value_head_share().is_some_and(|s| s > 0.0 && s < 1.0), "{whole:?}");
     let decided = records.iter().filter(|r| r.value != "draw").count() as u64;
     assert_eq!(whole.plies_head.map(|(_, n)| n), Some(decided));
