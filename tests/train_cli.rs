@@ -489,8 +489,34 @@ fn set_overrides_a_key_and_is_frozen_into_the_run() {
     assert!(text(&bad.stderr).contains("selfplay.games: must be at least 1"), "{}", text(&bad.stderr));
     let bad = train(&config, &dir.join("other"), &["--set", "selfplay.scattered_starts=1.5"]);
     assert!(text(&bad.stderr).contains("selfplay.scattered_starts: must be in [0, 1]"), "{}", text(&bad.stderr));
+    let bad = train(&config, &dir.join("other"), &["--set", "selfplay.random_opening_plies=61"]);
+    assert!(
+        text(&bad.stderr).contains("selfplay.random_opening_plies: must be at most selfplay.max_plies"),
+        "{}",
+        text(&bad.stderr)
+    );
     let bad = train(&config, &dir.join("other"), &["--set", "selfplay"]);
     assert!(text(&bad.stderr).contains("expected KEY=VALUE"), "{}", text(&bad.stderr));
+}
+
+#[test]
+fn random_openings_start_most_games_off_the_set_up_and_replay() {
+    let dir = temp_dir("train", "openings");
+    let config = tiny_config(&dir, 2);
+    let run = dir.join("run");
+    let sets = ["--set", "generations=1", "--set", "evaluation.opponents=[\"random\"]"];
+    let out = train(&config, &run, &[&sets[..], &["--set", "selfplay.random_opening_plies=6"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // k random plies, k uniform in 0..=6: about one game in seven from the set-up, the others
+    // from the position their random plies reach, named by its CPN, and every game replays.
+    let games = camelot(&["games", "--run", run.to_str().expect("utf-8"), "--generation", "0"]);
+    assert!(games.status.success(), "{}", text(&games.stderr));
+    let listing = text(&games.stdout);
+    let opened: Vec<&str> = listing.lines().filter(|l| l.starts_with("[Start \"") && l.ends_with("\"]")).collect();
+    let all = listing.lines().filter(|l| l.starts_with("[Variant ")).count();
+    assert!(all == 8 && (4..=8).contains(&opened.len()), "{} of {all} opened at random\n{listing}", opened.len());
+    let distinct: std::collections::HashSet<&&str> = opened.iter().collect();
+    assert!(distinct.len() * 2 > opened.len(), "the openings differ: {opened:?}");
 }
 
 #[test]

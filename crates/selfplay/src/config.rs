@@ -158,6 +158,14 @@ pub struct SelfplayConfig {
     /// from the set-up. Evaluation games always start from the set-up.
     #[serde(default)]
     pub scattered_starts: f32,
+    /// Games not begun from a scattered start open with `k` uniformly random legal moves, `k`
+    /// drawn uniformly from `0..=random_opening_plies`, before the network plays (the random
+    /// plies are not trained on; the record's start is the position they reach). Self-play
+    /// alone keeps to the openings its network prefers (`crate::starts::random_opening`; on
+    /// Camette it lifted the value head, not the moves played). 0 (default): every game from
+    /// the set-up.
+    #[serde(default)]
+    pub random_opening_plies: u32,
     /// What a draw costs both sides in the search, in `[0, 1)` (0: off; see
     /// `SearchConfig::draw_penalty`): against young networks' drift into no-progress draws.
     /// Self-play and evaluation games both use it; targets are unchanged (a draw is 0).
@@ -534,6 +542,9 @@ impl RunConfig {
         }
         if !(0.0..=1.0).contains(&s.scattered_starts) {
             return key("selfplay.scattered_starts", "must be in [0, 1]");
+        }
+        if s.random_opening_plies > s.max_plies {
+            return key("selfplay.random_opening_plies", "must be at most selfplay.max_plies");
         }
         if !(0.0..=1.0).contains(&s.past_opponents) {
             return key("selfplay.past_opponents", "must be in [0, 1]");

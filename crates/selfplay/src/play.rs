@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::RunConfig;
 use crate::error::SelfplayError;
 use crate::record::{DecisionTarget, GameEnd, GameRecord, PastOpponentRecord};
-use crate::starts::scattered_start;
+use crate::starts::{random_opening, scattered_start};
 
 /// An evaluator that measures the time spent inside another.
 pub struct TimedEvaluator<E> {
@@ -154,12 +154,18 @@ pub fn play_selfplay_group(
             let scattered = (s.scattered_starts > 0.0 && start_rng.random::<f32>() < s.scattered_starts)
                 .then(|| scattered_start(rules, &mut start_rng))
                 .flatten();
+            // Where the game begins when not at the set-up: a scattered start, else the
+            // position some random plies reach.
+            let begin = match scattered {
+                None if s.random_opening_plies > 0 => random_opening(rules, s.random_opening_plies, &mut start_rng),
+                other => other,
+            };
             let opponent_record = opponent.map(|(k, side)| PastOpponentRecord {
                 generation: opponents[k].generation,
                 network: opponents[k].hash.to_string(),
                 side: color_sign(side),
             });
-            let first = match scattered {
+            let first = match begin {
                 Some(position) => CamelotState::from_position(rules.clone(), position),
                 None => start.clone(),
             };
@@ -176,7 +182,7 @@ pub fn play_selfplay_group(
                     would_resign: 0,
                     network: learner.hash.to_string(),
                     opponent: opponent_record,
-                    start: scattered.map(|position| rules.to_cpn(&position)),
+                    start: begin.map(|position| rules.to_cpn(&position)),
                 },
                 rng,
                 done: false,

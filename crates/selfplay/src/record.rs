@@ -62,7 +62,7 @@ pub struct GameRecord {
     /// (`selfplay.past_opponents`); its decisions are not targets.
     pub opponent: Option<PastOpponentRecord>,
     /// The position the game began from, in CPN, when it was not the variant's set-up
-    /// (`selfplay.scattered_starts`); `None`: the set-up.
+    /// (`selfplay.scattered_starts`, `selfplay.random_opening_plies`); `None`: the set-up.
     pub start: Option<String>,
 }
 
