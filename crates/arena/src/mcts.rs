@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Settings of `mcts`:
-/// `mcts:model=PATH,sims=N[,gumbel[=no]][,mirror[=no]][,m=M][,cscale=C][,cpuct=C][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
+/// `mcts:model=PATH,sims=N[,gumbel[=no]][,mirror[=no]][,forced[=no]][,m=M][,cscale=C][,cpuct=C][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
     /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
@@ -40,6 +40,9 @@ pub struct MctsConfig {
     /// ([`NetEvaluator::with_mirror_average`]). `None`: as the model's card says (its `play`),
     /// else off.
     pub mirror: Option<bool>,
+    /// Forced decisions pass through the tree without an evaluation
+    /// (`SearchConfig::forced_pass`). Off unless given.
+    pub forced: bool,
     /// Gumbel: actions sampled at the root (sequential halving's first round).
     pub gumbel_m: u32,
     /// Gumbel: scale of the completed-Q transform (`SearchConfig::gumbel_c_scale`).
@@ -82,6 +85,7 @@ impl Default for MctsConfig {
             sims: 200,
             gumbel: None,
             mirror: None,
+            forced: false,
             gumbel_m: SearchConfig::default().gumbel_m,
             gumbel_c_scale: SearchConfig::default().gumbel_c_scale,
             c_puct: SearchConfig::default().c_puct,
@@ -144,6 +148,7 @@ impl MctsConfig {
             leaves_per_tree: self.batch,
             draw_penalty: self.draw_penalty_in_effect(trained),
             max_nodes: MAX_TREE_NODES,
+            forced_pass: self.forced,
             ..SearchConfig::evaluation()
         }
     }

@@ -32,7 +32,8 @@ pub enum PlayerSpec {
     /// `human`: a person at the terminal (only `camelot play` can seat one).
     Human,
     /// `mcts:model=PATH,sims=N` (default 200) with optional `gumbel`, `mirror` (average each
-    /// evaluation with the mirrored position's), `m=M`, `cscale=C` (the
+    /// evaluation with the mirrored position's), `forced` (forced decisions pass through the
+    /// tree without an evaluation), `m=M`, `cscale=C` (the
     /// Gumbel completed-Q scale, default 1), `cpuct=C` (PUCT exploration, default 1.5), `temperature=T`,
     /// `ms=M`, `cache=K`, `batch=B`, `material=F` (0 to 1, default 0: the weight of the
     /// predicted final material in the search's value), `mscale=S` (0 to 100: the lead in
@@ -54,7 +55,7 @@ pub const MAX_SIMS: u32 = u32::MAX - 1;
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
 const MCTS_KEYS: &str =
-    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, mirror, material, mscale, draw, moves_left, device";
+    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, mirror, forced, material, mscale, draw, moves_left, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct SpecSettings<'a> {
@@ -145,7 +146,7 @@ impl PlayerSpec {
             None => (text, None),
         };
         let player = PLAYER_NAMES.iter().find(|p| **p == name).ok_or_else(|| SpecError::UnknownPlayer(name.into()))?;
-        let flags: &[&str] = if *player == "mcts" { &["gumbel", "mirror"] } else { &[] };
+        let flags: &[&str] = if *player == "mcts" { &["gumbel", "mirror", "forced"] } else { &[] };
         let s = SpecSettings::parse(player, rest, flags)?;
         Ok(match *player {
             "random" | "greedy" | "human" => {
@@ -189,6 +190,7 @@ impl PlayerSpec {
                         "sims",
                         "gumbel",
                         "mirror",
+                        "forced",
                         "m",
                         "cscale",
                         "cpuct",
@@ -228,6 +230,7 @@ impl PlayerSpec {
                     sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { d.sims }),
                     gumbel: s.optional_flag("gumbel")?,
                     mirror: s.optional_flag("mirror")?,
+                    forced: s.optional_flag("forced")?.unwrap_or(false),
                     gumbel_m: gumbel_m.unwrap_or(d.gumbel_m),
                     gumbel_c_scale: gumbel_c_scale.unwrap_or(d.gumbel_c_scale),
                     c_puct: c_puct.unwrap_or(d.c_puct),
@@ -333,6 +336,9 @@ impl fmt::Display for PlayerSpec {
                 // Yes/no keys: the bare word, `=no`, or left out (as the model's card says).
                 for (key, flag) in [("gumbel", c.gumbel), ("mirror", c.mirror)] {
                     keys.extend(flag.map(|on| if on { key.to_string() } else { format!("{key}=no") }));
+                }
+                if c.forced {
+                    keys.push("forced".to_string());
                 }
                 if c.gumbel_m != d.gumbel_m {
                     keys.push(format!("m={}", c.gumbel_m));

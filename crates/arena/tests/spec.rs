@@ -44,13 +44,14 @@ fn good_specs_parse_to_their_settings() {
     );
     assert_eq!(
         parse(
-            "mcts:model=m,sims=50,gumbel,mirror,m=8,cscale=0.3,cpuct=2.5,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
+            "mcts:model=m,sims=50,gumbel,mirror,forced,m=8,cscale=0.3,cpuct=2.5,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
         ),
         PlayerSpec::Mcts(MctsConfig {
             model: "m".to_string(),
             sims: 50,
             gumbel: Some(true),
             mirror: Some(true),
+            forced: true,
             gumbel_m: 8,
             gumbel_c_scale: 0.3,
             c_puct: 2.5,
@@ -76,6 +77,10 @@ fn good_specs_parse_to_their_settings() {
     assert_eq!((as_trained.mirror, plain.mirror), (None, Some(false)));
     assert_eq!(parse("mcts:model=m,mirror=yes"), parse("mcts:model=m,mirror"));
     assert!(error("mcts:model=m,mirror=sometimes").contains("mirror"));
+    // Forced pass-through is off unless given; `forced=no` is the same as leaving it out.
+    assert!(!as_trained.forced);
+    assert_eq!(parse("mcts:model=m,forced=no"), parse("mcts:model=m"));
+    assert!(error("mcts:model=m,forced=often").contains("forced"));
 }
 
 #[test]
@@ -103,6 +108,7 @@ fn specs_print_back_in_canonical_form() {
         "mcts:model=m,sims=200,cpuct=2.5",
         "mcts:model=m,sims=200,gumbel,mirror",
         "mcts:model=m,sims=200,mirror=no",
+        "mcts:model=m,sims=200,gumbel,forced",
     ] {
         assert_eq!(parse(text).to_string(), text);
         assert_eq!(parse(&parse(text).to_string()), parse(text));

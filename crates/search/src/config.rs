@@ -134,6 +134,13 @@ pub struct SearchConfig {
     /// `win - loss` (the per-action Q values include the penalty). PUCT's first-play urgency
     /// ignores it.
     pub draw_penalty: f32,
+    /// Forced decisions pass through: a new node whose state has a single legal action is
+    /// not sent to the evaluator; it is expanded at once with that action (prior 1) and the
+    /// descent goes on to its child, so a simulation ends at the first state with a choice.
+    /// Forced sequences (a compulsory capture, the only continuation of a jump) then cost no
+    /// evaluation and no simulation, and a search sees that much deeper through them: the
+    /// tree's analogue of an alpha-beta search's capture extension. Off by default.
+    pub forced_pass: bool,
     /// Nodes a tree may hold: a search that finds its tree this large starts no further
     /// simulation (after at least one), so a huge simulation count cannot exhaust memory.
     /// `u32::MAX`: no bound. What a node costs depends on the game's state.
@@ -158,6 +165,7 @@ impl Default for SearchConfig {
             virtual_loss: 1.0,
             solver: true,
             draw_penalty: 0.0,
+            forced_pass: false,
             max_nodes: u32::MAX,
         }
     }

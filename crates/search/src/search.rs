@@ -316,6 +316,24 @@ impl Searcher {
                     nd.player = state.to_move();
                     t.stats[node as usize].same_player = nd.player == nd.chooser;
                     nd.state = t.states.len() as u32;
+                    if cfg.forced_pass {
+                        self.legal.clear();
+                        state.legal_actions(&mut self.legal);
+                        if let [action] = self.legal[..] {
+                            // A forced decision: expanded without an evaluation, and the
+                            // descent goes on through its one child (`forced_pass`).
+                            t.states.push(state);
+                            let first = t.edges.len() as u32;
+                            t.edges.push(Edge::new(action, 1.0));
+                            let st = &mut t.stats[node as usize];
+                            st.first_edge = first;
+                            st.num_edges = 1;
+                            st.explored = 0;
+                            st.prefix = true;
+                            st.kind = Kind::Expanded;
+                            continue;
+                        }
+                    }
                     t.stats[node as usize].kind = Kind::Pending;
                     t.states.push(state);
                     return Descent::Leaf(node);
