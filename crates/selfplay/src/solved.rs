@@ -120,7 +120,9 @@ fn tally_part<'a>(
         let game = Game::from_position(Arc::clone(rules), pos);
         let choice = player.choose(&game).map_err(|e| at(e.to_string()))?;
         let chosen = rules.move_to_string(&pos, &choice.mv);
-        if !tally.add(record, &chosen) && record.exact().is_some() {
+        // Every record read has a consistent value (`read_positions` refuses others), so a
+        // move not counted as kept is a miss.
+        if !tally.add(record, &chosen) {
             misses.push(Miss { line: i + 1, chosen, record: record.clone() });
         }
         if let Some(network) = &network {
