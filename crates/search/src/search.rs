@@ -98,6 +98,9 @@ pub struct Searcher {
     /// Sum of each pending leaf's priors (checked before anything is applied).
     prior_sums: Vec<f32>,
     legal: Vec<u32>,
+    /// Whether `legal` already holds the legal actions of the leaf the last descent returned
+    /// (listed there by `forced_pass`), so that queueing it need not list them again.
+    legal_listed: bool,
     refs: Vec<usize>,
     sigma: Vec<f32>,
     probs: Vec<f32>,
@@ -117,6 +120,7 @@ impl Searcher {
             pending: Vec::new(),
             prior_sums: Vec::new(),
             legal: Vec::new(),
+            legal_listed: false,
             refs: Vec::new(),
             sigma: Vec::new(),
             probs: Vec::new(),
@@ -269,8 +273,10 @@ impl Searcher {
     /// Lists the legal actions of leaf `node` into the evaluation batch.
     fn queue_leaf<G: GameState>(&mut self, ti: usize, t: &Tree<G>, node: u32) -> Result<(), SearchError> {
         let state = &t.states[t.nodes[node as usize].state as usize];
-        self.legal.clear();
-        state.legal_actions(&mut self.legal);
+        if !std::mem::take(&mut self.legal_listed) {
+            self.legal.clear();
+            state.legal_actions(&mut self.legal);
+        }
         if self.legal.is_empty() {
             return Err(SearchError::NoLegalActions { tree: ti });
         }
@@ -287,6 +293,7 @@ impl Searcher {
     fn descend<G: GameState>(&mut self, t: &mut Tree<G>) -> Descent {
         let cfg = &self.config;
         let mut node = 0u32;
+        self.legal_listed = false;
         t.stats[0].in_flight += 1;
         loop {
             let st = t.stats[node as usize];
@@ -333,6 +340,7 @@ impl Searcher {
                             st.kind = Kind::Expanded;
                             continue;
                         }
+                        self.legal_listed = true;
                     }
                     t.stats[node as usize].kind = Kind::Pending;
                     t.states.push(state);
