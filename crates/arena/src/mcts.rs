@@ -41,8 +41,8 @@ pub struct MctsConfig {
     /// else off.
     pub mirror: Option<bool>,
     /// Forced decisions pass through the tree without an evaluation
-    /// (`SearchConfig::forced_pass`). Off unless given.
-    pub forced: bool,
+    /// (`SearchConfig::forced_pass`). `None`: as the model's card says (its `play`), else off.
+    pub forced: Option<bool>,
     /// Gumbel: actions sampled at the root (sequential halving's first round).
     pub gumbel_m: u32,
     /// Gumbel: scale of the completed-Q transform (`SearchConfig::gumbel_c_scale`).
@@ -85,7 +85,7 @@ impl Default for MctsConfig {
             sims: 200,
             gumbel: None,
             mirror: None,
-            forced: false,
+            forced: None,
             gumbel_m: SearchConfig::default().gumbel_m,
             gumbel_c_scale: SearchConfig::default().gumbel_c_scale,
             c_puct: SearchConfig::default().c_puct,
@@ -134,6 +134,12 @@ impl MctsConfig {
         self.mirror.or(trained.map(|t| t.mirror)).unwrap_or(false)
     }
 
+    /// Whether this player passes forced decisions of a model trained with `trained` through
+    /// the tree without an evaluation.
+    pub fn forced_in_effect(&self, trained: Option<&PlaySettings>) -> bool {
+        self.forced.or(trained.map(|t| t.forced)).unwrap_or(false)
+    }
+
     /// The search settings this player uses on a model trained with `trained`.
     pub fn search_config(&self, trained: Option<&PlaySettings>) -> SearchConfig {
         let gumbel = self.gumbel_in_effect(trained);
@@ -148,7 +154,7 @@ impl MctsConfig {
             leaves_per_tree: self.batch,
             draw_penalty: self.draw_penalty_in_effect(trained),
             max_nodes: MAX_TREE_NODES,
-            forced_pass: self.forced,
+            forced_pass: self.forced_in_effect(trained),
             ..SearchConfig::evaluation()
         }
     }

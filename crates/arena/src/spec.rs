@@ -230,7 +230,7 @@ impl PlayerSpec {
                     sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { d.sims }),
                     gumbel: s.optional_flag("gumbel")?,
                     mirror: s.optional_flag("mirror")?,
-                    forced: s.optional_flag("forced")?.unwrap_or(false),
+                    forced: s.optional_flag("forced")?,
                     gumbel_m: gumbel_m.unwrap_or(d.gumbel_m),
                     gumbel_c_scale: gumbel_c_scale.unwrap_or(d.gumbel_c_scale),
                     c_puct: c_puct.unwrap_or(d.c_puct),
@@ -334,11 +334,8 @@ impl fmt::Display for PlayerSpec {
                     keys.push(format!("sims={}", c.sims));
                 }
                 // Yes/no keys: the bare word, `=no`, or left out (as the model's card says).
-                for (key, flag) in [("gumbel", c.gumbel), ("mirror", c.mirror)] {
+                for (key, flag) in [("gumbel", c.gumbel), ("mirror", c.mirror), ("forced", c.forced)] {
                     keys.extend(flag.map(|on| if on { key.to_string() } else { format!("{key}=no") }));
-                }
-                if c.forced {
-                    keys.push("forced".to_string());
                 }
                 if c.gumbel_m != d.gumbel_m {
                     keys.push(format!("m={}", c.gumbel_m));

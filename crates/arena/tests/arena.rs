@@ -212,6 +212,7 @@ fn the_trained_search_settings_reach_the_player() {
         moves_left_utility: 0.0,
         gumbel: true,
         mirror: true,
+        forced: true,
         material_horizon: Some(4),
     };
     let model = tiny_checkpoint_trained_with(&dir, 13, Some(play));
@@ -241,6 +242,14 @@ fn the_trained_search_settings_reach_the_player() {
         let older = PlaySettings { mirror: false, ..play };
         assert_eq!(config.evaluator(network.clone(), Some(&older)).mirror_average(), mirror && !text.is_empty());
         assert_eq!(config.evaluator(network.clone(), None).mirror_average(), mirror && !text.is_empty());
+    }
+    // And the forced pass.
+    for (text, forced) in [("", true), (",forced", true), (",forced=no", false)] {
+        let PlayerSpec::Mcts(config) = spec(&format!("mcts:model={model}{text}")) else { panic!("an mcts spec") };
+        assert_eq!(config.search_config(trained.as_ref()).forced_pass, forced, "{text}");
+        let older = PlaySettings { forced: false, ..play };
+        assert_eq!(config.search_config(Some(&older)).forced_pass, forced && !text.is_empty(), "{text}, older card");
+        assert_eq!(config.search_config(None).forced_pass, forced && !text.is_empty(), "{text}, no card");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -51,7 +51,7 @@ fn good_specs_parse_to_their_settings() {
             sims: 50,
             gumbel: Some(true),
             mirror: Some(true),
-            forced: true,
+            forced: Some(true),
             gumbel_m: 8,
             gumbel_c_scale: 0.3,
             c_puct: 2.5,
@@ -77,9 +77,10 @@ fn good_specs_parse_to_their_settings() {
     assert_eq!((as_trained.mirror, plain.mirror), (None, Some(false)));
     assert_eq!(parse("mcts:model=m,mirror=yes"), parse("mcts:model=m,mirror"));
     assert!(error("mcts:model=m,mirror=sometimes").contains("mirror"));
-    // Forced pass-through is off unless given; `forced=no` is the same as leaving it out.
-    assert!(!as_trained.forced);
-    assert_eq!(parse("mcts:model=m,forced=no"), parse("mcts:model=m"));
+    // Forced pass-through likewise: the card's unless given.
+    let PlayerSpec::Mcts(unforced) = parse("mcts:model=m,forced=no") else { panic!("an mcts spec") };
+    assert_eq!((as_trained.forced, unforced.forced), (None, Some(false)));
+    assert_eq!(parse("mcts:model=m,forced=yes"), parse("mcts:model=m,forced"));
     assert!(error("mcts:model=m,forced=often").contains("forced"));
 }
 

@@ -89,6 +89,11 @@ pub struct PlaySettings {
     /// `play.mirror`). Cards written before it: false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mirror: bool,
+    /// Whether players pass decisions with a single legal action through the tree without an
+    /// evaluation (`SearchConfig::forced_pass`; a run's `play.forced`). Cards written before
+    /// it: false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub forced: bool,
     /// Plies ahead whose material the material head was trained to predict (`None` or 0:
     /// the game's end), for readers of the card; players need not know it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

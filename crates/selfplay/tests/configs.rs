@@ -132,6 +132,22 @@ fn the_cards_name_the_root_rule_each_budget_plays_best_with() {
     let mirrored = tiny.replacen("[selfplay]", "[play]\nmirror = true\n\n[selfplay]", 1);
     let settings = RunConfig::parse(&mirrored, file).expect("with play.mirror").play_settings();
     assert!(settings.mirror && !settings.gumbel);
+    // The forced pass: in the cards, the evaluation's player and self-play's searches only
+    // where asked for, each key on its own.
+    let plain = RunConfig::parse(&tiny, file).expect("tiny");
+    assert!(!plain.play_settings().forced && plain.evaluation_player("m").forced.is_none());
+    assert!(!plain.full_search().forced_pass && !plain.fast_search_in(0).forced_pass);
+    let played = RunConfig::parse(&tiny.replacen("[selfplay]", "[play]\nforced = true\n\n[selfplay]", 1), file)
+        .expect("with play.forced");
+    assert!(played.play_settings().forced && !played.full_search().forced_pass);
+    let player = played.evaluation_player("m");
+    assert_eq!(player.forced, Some(true));
+    assert!(player.search_config(None).forced_pass);
+    assert!(camelot_arena::PlayerSpec::Mcts(player).to_string().contains(",forced"));
+    let searched = RunConfig::parse(&tiny.replacen("[selfplay]", "[selfplay]\nforced_pass = true", 1), file)
+        .expect("with selfplay.forced_pass");
+    assert!(searched.full_search().forced_pass && searched.fast_search_in(0).forced_pass);
+    assert!(searched.fast_search_in(1000).forced_pass && !searched.play_settings().forced);
 }
 
 /// The ladder's network player searches with the self-play search's constants (root rule,
