@@ -57,9 +57,9 @@ pub struct PlayConfig {
     pub mirror: bool,
     /// Decisions with a single legal action pass through the tree without an evaluation
     /// (`SearchConfig::forced_pass`): the simulations go to states with a choice, so a
-    /// compulsory capture's recapture is seen. Measured on networks trained without it, at
-    /// 200 simulations against alphabeta:depth=2, +3 to +7 points in five of five paired
-    /// matches (docs/BENCHMARKS.md, "Forced decisions pass through the tree").
+    /// compulsory capture's recapture is seen. Measured at 200 simulations against
+    /// alphabeta:depth=2, +3 to +7 points in six of six paired matches, hour.toml's
+    /// generation 60 among them (docs/BENCHMARKS.md, "hour.toml plays with the forced pass").
     #[serde(default)]
     pub forced: bool,
 }
@@ -133,8 +133,9 @@ pub struct SelfplayConfig {
     pub leaves_per_tree: u32,
     /// Whether a decision with a single legal action (a compulsory capture, the only way on
     /// with a jump) passes through the search tree without a network evaluation
-    /// (`SearchConfig::forced_pass`): the simulations are spent on states with a choice, so a
-    /// capture's recapture is seen at the same cost as a quiet move's reply.
+    /// (`SearchConfig::forced_pass`), as `play.forced` does at play. Measured 2.5 points weaker
+    /// against alphabeta:depth=2 on two reseeded hour.toml branches (docs/BENCHMARKS.md), so
+    /// no shipped config sets it.
     #[serde(default)]
     pub forced_pass: bool,
     /// Entries of each worker's evaluation cache.
