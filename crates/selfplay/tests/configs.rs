@@ -112,7 +112,8 @@ fn the_simulation_schedule_raises_the_full_searches_from_its_generation_on() {
 
 /// The root rule each shipped budget's networks are played with by default, as measured on the
 /// tuning seeds (docs/BENCHMARKS.md, "Gumbel or PUCT at play"): PUCT for quick.toml's, Gumbel
-/// for hour.toml's; a config without `[play]` writes PUCT in its cards, as before the key.
+/// for hour.toml's (and camette.toml's, with the forced pass: "Camette: the forced pass"); a
+/// config without `[play]` writes PUCT in its cards, as before the key.
 #[test]
 fn the_cards_name_the_root_rule_each_budget_plays_best_with() {
     let load = |name: &str| RunConfig::load(&configs_dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -133,9 +134,17 @@ fn the_cards_name_the_root_rule_each_budget_plays_best_with() {
     let settings = RunConfig::parse(&mirrored, file).expect("with play.mirror").play_settings();
     assert!(settings.mirror && !settings.gumbel);
     // hour.toml's cards pass forced decisions through the tree (measured: 77.0% -> 82.0%
-    // against depth 2 on the report seed); quick.toml's, not measured with it, do not.
+    // against depth 2 on the report seed); quick.toml's do not (one point over the 200 games
+    // of its tuning seeds).
     assert!(hour.play_settings().forced && !quick.play_settings().forced);
     assert!(!hour.selfplay.forced_pass && !quick.selfplay.forced_pass);
+    // camette.toml's self-play passes forced decisions and its cards play with the pass and a
+    // Gumbel root (both chosen on held-out solved positions); its evaluation measures so.
+    let camette = load("camette.toml");
+    assert!(camette.selfplay.forced_pass && camette.full_search().forced_pass);
+    assert!(camette.play_settings().gumbel && camette.play_settings().forced);
+    let measured = camette.evaluation_player("m");
+    assert_eq!((measured.gumbel, measured.forced), (Some(true), Some(true)));
     // The forced pass: in the cards, the evaluation's player and self-play's searches only
     // where asked for, each key on its own.
     let plain = RunConfig::parse(&tiny, file).expect("tiny");
