@@ -135,8 +135,9 @@ pub struct SelfplayConfig {
     /// Whether a decision with a single legal action (a compulsory capture, the only way on
     /// with a jump) passes through the search tree without a network evaluation
     /// (`SearchConfig::forced_pass`), as `play.forced` does at play. Measured 2.5 points weaker
-    /// against alphabeta:depth=2 on two reseeded hour.toml branches (docs/BENCHMARKS.md), so
-    /// no shipped config sets it.
+    /// against alphabeta:depth=2 on two reseeded hour.toml branches, 0.1 to 1.4 points more
+    /// value kept on three reseeded Camette runs (docs/BENCHMARKS.md): camette.toml sets it,
+    /// quick.toml and hour.toml do not.
     #[serde(default)]
     pub forced_pass: bool,
     /// Entries of each worker's evaluation cache.
