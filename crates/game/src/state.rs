@@ -225,6 +225,31 @@ impl CamelotState {
         self.node != 0
     }
 
+    /// Whether `other` is the same state at the start of a turn: the same variant and
+    /// position, no leg made in either, and the same positions since the last capture or
+    /// castle entry (the history that repetitions read, so that both end the game alike). A
+    /// search tree kept from an earlier move may continue only into such a state.
+    pub fn is_same_turn(&self, other: &CamelotState) -> bool {
+        if self.node != 0
+            || other.node != 0
+            || self.turn.position != other.turn.position
+            || self.rules.name() != other.rules.name()
+        {
+            return false;
+        }
+        let (mut a, mut b) = (Some(&self.turn.history), Some(&other.turn.history));
+        loop {
+            match (a, b) {
+                (None, None) => return true,
+                (Some(x), Some(y)) if x.hash == y.hash => {
+                    a = x.previous.as_ref();
+                    b = y.previous.as_ref();
+                }
+                _ => return false,
+            }
+        }
+    }
+
     /// The turn's legal moves, by move index (the indices that
     /// [`CamelotState::actions_for_move`] and [`CamelotState::path_of`] take).
     pub fn legal_moves(&self) -> Vec<Move> {

@@ -76,13 +76,24 @@ fn outcomes_and_repetitions_match_the_rules_game() {
             let mut state = CamelotState::new(rules.clone());
             loop {
                 assert_eq!(state.outcome(), game.outcome(), "{name}");
-                // A state rebuilt from the game's history agrees too.
-                assert_eq!(CamelotState::from_game(&game).outcome(), game.outcome());
+                // A state rebuilt from the game's history agrees too, and is the same turn
+                // (what lets a player's kept search tree go on into it); one built from the
+                // position alone lacks the history once a position could repeat.
+                let rebuilt = CamelotState::from_game(&game);
+                assert_eq!(rebuilt.outcome(), game.outcome());
+                assert!(rebuilt.is_same_turn(&state) && state.is_same_turn(&rebuilt), "{name}");
+                let bare = CamelotState::from_position(rules.clone(), *game.position());
+                assert_eq!(bare.is_same_turn(&state), game.position().no_progress_plies() == 0, "{name}");
                 if game.outcome().is_some() {
                     break;
                 }
                 let moves = game.legal_moves();
                 let mv = moves[rng.random_range(0..moves.len())];
+                // One leg on (inside a move, or the next turn) is never the same turn.
+                let mut inside = state.clone();
+                let first = inside.actions_for_move(rng.random_range(0..moves.len()))[0];
+                inside.apply(first);
+                assert!(!inside.is_same_turn(&state) && !state.is_same_turn(&inside), "{name}");
                 game.play(mv);
                 state.play_move(&mv);
             }
