@@ -19,7 +19,7 @@
 
 use crate::error::ArenaError;
 use crate::matches::{adjudicate, Finished};
-use crate::mcts::{MctsConfig, ModelStore};
+use crate::mcts::{tree_for_move, MctsConfig, ModelStore};
 use crate::player::Player;
 use crate::spec::PlayerSpec;
 use camelot_game::CamelotState;
@@ -67,6 +67,8 @@ struct NetPlayer {
     name: String,
     searcher: Searcher,
     evaluator: NetEvaluator,
+    /// Whether its seats keep their trees across moves ([`MctsConfig::reuse_in_effect`]).
+    reuse: bool,
 }
 
 /// A network player's move in progress: the position it started from and the decisions made
@@ -83,8 +85,14 @@ enum Seat {
     /// Moves through [`Player::choose`].
     Alone(Box<dyn Player>),
     /// Network player `net` of the worker; `rng` gives a tree seed per move; `turn` holds the
-    /// move in progress (boxed: a tree is large and most seats wait with none).
-    Batched { net: usize, rng: ChaCha8Rng, turn: Option<Box<(Turn, Tree<CamelotState>)>> },
+    /// move in progress (boxed: a tree is large and most seats wait with none); `kept` the
+    /// tree after the seat's last move, for the next (with tree reuse).
+    Batched {
+        net: usize,
+        rng: ChaCha8Rng,
+        turn: Option<Box<(Turn, Tree<CamelotState>)>>,
+        kept: Option<Box<Tree<CamelotState>>>,
+    },
 }
 
 struct Active {
@@ -150,14 +158,19 @@ impl Worker<'_, '_> {
         let (network, trained) =
             self.shared.models.network_as_trained(&config.model, &config.device, self.shared.rules)?;
         let searcher = Searcher::new(config.search_config(trained.as_ref())).map_err(|e| search_error(&name, e))?;
-        self.nets.push(NetPlayer { name, searcher, evaluator: config.evaluator(network, trained.as_ref()) });
+        self.nets.push(NetPlayer {
+            name,
+            searcher,
+            evaluator: config.evaluator(network, trained.as_ref()),
+            reuse: config.reuse_in_effect(),
+        });
         Ok(self.nets.len() - 1)
     }
 
     fn seat(&mut self, spec: &PlayerSpec, rng: ChaCha8Rng) -> Result<Seat, ArenaError> {
         match spec {
             PlayerSpec::Mcts(config) if is_batched(spec) => {
-                Ok(Seat::Batched { net: self.net_player(spec, config)?, rng, turn: None })
+                Ok(Seat::Batched { net: self.net_player(spec, config)?, rng, turn: None, kept: None })
             }
             _ => Ok(Seat::Alone(spec.build_with(self.shared.rules, rng, self.shared.models)?)),
         }
@@ -198,14 +211,15 @@ impl Worker<'_, '_> {
             if adjudicate(&a.game, max_plies).is_some() {
                 continue;
             }
-            let Seat::Batched { net: n, rng, turn } = &mut a.seats[side(&a.game)] else { continue };
+            let Seat::Batched { net: n, rng, turn, kept } = &mut a.seats[side(&a.game)] else { continue };
             if *n != net {
                 continue;
             }
             let (t, tree) = turn.take().map(|boxed| *boxed).unwrap_or_else(|| {
-                // A new move: a new tree, seeded as the one-game player seeds it.
+                // A new move: the kept tree carried through the opponent's reply, or a new one;
+                // seeded as the one-game player seeds it.
                 let start = CamelotState::from_game(&a.game);
-                let tree = Tree::new(start.clone(), rng.random());
+                let tree = tree_for_move(kept.take().map(|tree| *tree), &start, rng.random());
                 (Turn { start, decisions: Vec::new() }, tree)
             });
             waiting.push(i);
@@ -220,7 +234,7 @@ impl Worker<'_, '_> {
             .searcher
             .search_into(&mut trees, &mut player.evaluator, &mut self.results)
             .map_err(|e| search_error(&player.name, e))?;
-        let name = &player.name;
+        let (name, reuse) = (&player.name, player.reuse);
         for (((i, mut turn), mut tree), result) in waiting.into_iter().zip(turns).zip(trees).zip(&self.results) {
             turn.decisions.push(result.action);
             tree.advance(result.action).map_err(|e| search_error(name, e))?;
@@ -238,6 +252,11 @@ impl Worker<'_, '_> {
                 return Err(ArenaError::IllegalChoice { player: name.clone(), cpn });
             };
             a.game.play(turn.start.legal_moves()[index]);
+            if reuse {
+                if let Seat::Batched { kept, .. } = &mut a.seats[1 - side(&a.game)] {
+                    *kept = Some(Box::new(tree));
+                }
+            }
         }
         Ok(())
     }

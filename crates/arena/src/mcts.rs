@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Settings of `mcts`:
-/// `mcts:model=PATH,sims=N[,gumbel[=no]][,mirror[=no]][,forced[=no]][,m=M][,cscale=C][,cpuct=C][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
+/// `mcts:model=PATH,sims=N[,gumbel[=no]][,mirror[=no]][,forced[=no]][,reuse[=no]][,m=M][,cscale=C][,cpuct=C][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
     /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
@@ -43,6 +43,11 @@ pub struct MctsConfig {
     /// Forced decisions pass through the tree without an evaluation
     /// (`SearchConfig::forced_pass`). `None`: as the model's card says (its `play`), else off.
     pub forced: Option<bool>,
+    /// Tree reuse across moves: the subtree under the opponent's reply, kept from this
+    /// player's last search, starts the next one, so its visits add to the `sims` new ones at
+    /// no network cost (Leela Chess Zero's and KataGo's default). `None`: the default,
+    /// [`MctsConfig::REUSE_DEFAULT`]; not a training setting, so no card holds it.
+    pub reuse: Option<bool>,
     /// Gumbel: actions sampled at the root (sequential halving's first round).
     pub gumbel_m: u32,
     /// Gumbel: scale of the completed-Q transform (`SearchConfig::gumbel_c_scale`).
@@ -86,6 +91,7 @@ impl Default for MctsConfig {
             gumbel: None,
             mirror: None,
             forced: None,
+            reuse: None,
             gumbel_m: SearchConfig::default().gumbel_m,
             gumbel_c_scale: SearchConfig::default().gumbel_c_scale,
             c_puct: SearchConfig::default().c_puct,
@@ -103,6 +109,17 @@ impl Default for MctsConfig {
 }
 
 impl MctsConfig {
+    /// Whether `mcts` players reuse their trees across moves unless told (`reuse`/`reuse=no`).
+    /// Off until a measurement on unseen openings shows it at least as strong: every recorded
+    /// figure was played with fresh trees (docs/BENCHMARKS.md, "Random openings in self-play
+    /// from generation 40, and tree reuse at play").
+    pub const REUSE_DEFAULT: bool = false;
+
+    /// Whether this player starts each search from the subtree kept from its last move.
+    pub fn reuse_in_effect(&self) -> bool {
+        self.reuse.unwrap_or(Self::REUSE_DEFAULT)
+    }
+
     /// The material utility in effect for a model trained with `trained`.
     pub fn material_in_effect(&self, trained: Option<&PlaySettings>) -> f32 {
         self.material.or(trained.map(|t| t.material_utility)).unwrap_or(0.0)
@@ -279,6 +296,44 @@ impl ModelStore {
     }
 }
 
+/// The tree an `mcts` player kept after its last move (rooted at the position its move left),
+/// carried through the opponent's reply to `root`. `None` when no legal reply leads to `root`
+/// (a new game, a position set by hand, a take-back) or the histories differ: the search then
+/// starts afresh. Where the search did not look at the reply, the tree goes on from an
+/// unvisited root.
+fn continue_tree(mut kept: Tree<CamelotState>, root: &CamelotState) -> Option<Tree<CamelotState>> {
+    let from = kept.root_state().clone();
+    if from.is_mid_move() || root.is_mid_move() {
+        return None;
+    }
+    if from.is_same_turn(root) {
+        return Some(kept);
+    }
+    let rules = from.rules().clone();
+    let reply = from.legal_moves().iter().position(|mv| {
+        let mut after = *from.position();
+        rules.play(&mut after, mv);
+        after == *root.position()
+    })?;
+    for action in from.actions_for_move(reply) {
+        kept.advance(action).ok()?;
+    }
+    kept.root_state().is_same_turn(root).then_some(kept)
+}
+
+/// The tree a move starts from: `kept` (the tree after the player's last move) carried
+/// through the opponent's reply where [`continue_tree`] can, else a new one; seeded with `seed`
+/// either way, so that a match's batched players and the one-game player search alike.
+pub(crate) fn tree_for_move(kept: Option<Tree<CamelotState>>, root: &CamelotState, seed: u64) -> Tree<CamelotState> {
+    match kept.and_then(|kept| continue_tree(kept, root)) {
+        Some(mut tree) => {
+            tree.reseed(seed);
+            tree
+        }
+        None => Tree::new(root.clone(), seed),
+    }
+}
+
 /// The `mcts` player.
 pub struct Mcts {
     name: String,
@@ -290,6 +345,8 @@ pub struct Mcts {
     rng: ChaCha8Rng,
     /// Set by another thread to end the search (the engine's `stop`).
     stop: Option<StopFlag>,
+    /// The tree after this player's last move, for [`continue_tree`] (with `reuse` only).
+    kept: Option<Tree<CamelotState>>,
 }
 
 /// Simulations per search call under a time limit.
@@ -315,7 +372,7 @@ impl Mcts {
         let searcher = Searcher::new(search.clone()).map_err(bad)?;
         let chunk = Searcher::new(SearchConfig { simulations: CHUNK, ..search }).map_err(bad)?;
         let evaluator = config.evaluator(network, trained);
-        Ok(Mcts { name, config, searcher, chunk, evaluator, rng, stop: None })
+        Ok(Mcts { name, config, searcher, chunk, evaluator, rng, stop: None, kept: None })
     }
 
     /// One decision's search: all simulations at once, or chunks until the deadline. A stop
@@ -352,7 +409,8 @@ impl Player for Mcts {
         let started = Instant::now();
         let deadline = self.config.ms.map(|ms| started + Duration::from_millis(ms));
         let root = CamelotState::from_game(game);
-        let mut tree = Tree::new(root.clone(), self.rng.random());
+        let mut tree = tree_for_move(self.kept.take(), &root, self.rng.random());
+        let reused = tree.root_visits();
         let mut state = root.clone();
         let mut actions = Vec::new();
         let mut first: Option<SearchResult> = None;
@@ -364,11 +422,16 @@ impl Player for Mcts {
             first.get_or_insert(result);
             state.apply(action);
             actions.push(action);
-            if !state.is_mid_move() {
+            let done = !state.is_mid_move();
+            if done && !self.config.reuse_in_effect() {
                 break;
             }
             tree.advance(action)
                 .map_err(|e| ArenaError::Search { player: self.name.clone(), reason: e.to_string() })?;
+            if done {
+                self.kept = Some(tree);
+                break;
+            }
         }
         let index =
             (0..moves.len().min(root.legal_moves().len())).find(|&i| root.actions_for_move(i) == actions).ok_or_else(
@@ -384,7 +447,8 @@ impl Player for Mcts {
             _ => None,
         });
         let info = format!(
-            "{sims} simulations over {} decisions, {} ms, value W/D/L {:.2}/{:.2}/{:.2}",
+            "{sims} simulations over {} decisions ({reused} visits kept from the last move), {} ms, value W/D/L \
+             {:.2}/{:.2}/{:.2}",
             actions.len(),
             started.elapsed().as_millis(),
             value.win,

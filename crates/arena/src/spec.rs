@@ -55,7 +55,7 @@ pub const MAX_SIMS: u32 = u32::MAX - 1;
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
 const MCTS_KEYS: &str =
-    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, mirror, forced, material, mscale, draw, moves_left, device";
+    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, mirror, forced, reuse, material, mscale, draw, moves_left, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct SpecSettings<'a> {
@@ -146,7 +146,7 @@ impl PlayerSpec {
             None => (text, None),
         };
         let player = PLAYER_NAMES.iter().find(|p| **p == name).ok_or_else(|| SpecError::UnknownPlayer(name.into()))?;
-        let flags: &[&str] = if *player == "mcts" { &["gumbel", "mirror", "forced"] } else { &[] };
+        let flags: &[&str] = if *player == "mcts" { &["gumbel", "mirror", "forced", "reuse"] } else { &[] };
         let s = SpecSettings::parse(player, rest, flags)?;
         Ok(match *player {
             "random" | "greedy" | "human" => {
@@ -191,6 +191,7 @@ impl PlayerSpec {
                         "gumbel",
                         "mirror",
                         "forced",
+                        "reuse",
                         "m",
                         "cscale",
                         "cpuct",
@@ -231,6 +232,7 @@ impl PlayerSpec {
                     gumbel: s.optional_flag("gumbel")?,
                     mirror: s.optional_flag("mirror")?,
                     forced: s.optional_flag("forced")?,
+                    reuse: s.optional_flag("reuse")?,
                     gumbel_m: gumbel_m.unwrap_or(d.gumbel_m),
                     gumbel_c_scale: gumbel_c_scale.unwrap_or(d.gumbel_c_scale),
                     c_puct: c_puct.unwrap_or(d.c_puct),
@@ -334,7 +336,9 @@ impl fmt::Display for PlayerSpec {
                     keys.push(format!("sims={}", c.sims));
                 }
                 // Yes/no keys: the bare word, `=no`, or left out (as the model's card says).
-                for (key, flag) in [("gumbel", c.gumbel), ("mirror", c.mirror), ("forced", c.forced)] {
+                for (key, flag) in
+                    [("gumbel", c.gumbel), ("mirror", c.mirror), ("forced", c.forced), ("reuse", c.reuse)]
+                {
                     keys.extend(flag.map(|on| if on { key.to_string() } else { format!("{key}=no") }));
                 }
                 if c.gumbel_m != d.gumbel_m {

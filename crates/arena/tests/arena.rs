@@ -171,6 +171,7 @@ fn batched_network_games_are_the_games_each_player_plays_alone() {
     let players = [
         spec(&format!("mcts:model={model},sims=12,batch=4")),
         spec(&format!("mcts:model={model},sims=8,gumbel,temperature=1,material=0.5")),
+        spec(&format!("mcts:model={model},sims=12,reuse")),
         spec("greedy"),
     ];
     let schedule = round_robin(&players, 4);
@@ -287,5 +288,47 @@ fn a_network_player_reports_proven_distances_and_resists_longest() {
             assert_eq!(choice.evaluation, Some(evaluation), "{cpn}, seed {seed}");
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The visits a network player's move started with, from its `info` line.
+fn kept_visits(info: &str) -> u32 {
+    let (before, _) = info.split_once(" visits kept from the last move").expect("the info line says what it kept");
+    before.rsplit('(').next().and_then(|n| n.parse().ok()).expect("a number of visits")
+}
+
+#[test]
+fn a_network_player_goes_on_from_the_tree_of_its_last_move() {
+    let rules = cam();
+    let dir = temp_dir("reuse");
+    let model = tiny_checkpoint(&dir, 13);
+    // Against a network player of the same network, whose replies its own search weighs.
+    let opponent = format!("mcts:model={model},sims=64");
+    let mut kept_by_spec = Vec::new();
+    for text in [format!("mcts:model={model},sims=64,reuse"), format!("mcts:model={model},sims=64,reuse=no")] {
+        let mut player = spec(&text).build(&rules, ChaCha8Rng::seed_from_u64(1)).expect("builds");
+        let mut other = spec(&opponent).build(&rules, ChaCha8Rng::seed_from_u64(2)).expect("builds");
+        let mut game = camelot_rules::Game::new(rules.clone());
+        let mut kept = Vec::new();
+        while game.outcome().is_none() && kept.len() < 10 {
+            let choice = player.choose(&game).expect("a move");
+            kept.push(kept_visits(&choice.info));
+            game.play(choice.mv);
+            if game.outcome().is_some() {
+                break;
+            }
+            let reply = other.choose(&game).expect("a move");
+            assert_eq!(kept_visits(&reply.info), 0, "{opponent}");
+            game.play(reply.mv);
+        }
+        // A new game: nothing of the last one's tree leads to its start.
+        let fresh = player.choose(&camelot_rules::Game::new(rules.clone())).expect("a move");
+        assert_eq!(kept_visits(&fresh.info), 0, "{text}");
+        kept_by_spec.push(kept);
+    }
+    let (with, without) = (&kept_by_spec[0], &kept_by_spec[1]);
+    assert_eq!(with[0], 0, "the first move has no tree before it");
+    assert!(with.iter().filter(|&&k| k > 0).count() >= with.len() / 2, "the replies were searched: {with:?}");
+    assert!(without.iter().all(|&k| k == 0), "{without:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -44,7 +44,7 @@ fn good_specs_parse_to_their_settings() {
     );
     assert_eq!(
         parse(
-            "mcts:model=m,sims=50,gumbel,mirror,forced,m=8,cscale=0.3,cpuct=2.5,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
+            "mcts:model=m,sims=50,gumbel,mirror,forced,reuse,m=8,cscale=0.3,cpuct=2.5,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
         ),
         PlayerSpec::Mcts(MctsConfig {
             model: "m".to_string(),
@@ -52,6 +52,7 @@ fn good_specs_parse_to_their_settings() {
             gumbel: Some(true),
             mirror: Some(true),
             forced: Some(true),
+            reuse: Some(true),
             gumbel_m: 8,
             gumbel_c_scale: 0.3,
             c_puct: 2.5,
@@ -82,6 +83,13 @@ fn good_specs_parse_to_their_settings() {
     assert_eq!((as_trained.forced, unforced.forced), (None, Some(false)));
     assert_eq!(parse("mcts:model=m,forced=yes"), parse("mcts:model=m,forced"));
     assert!(error("mcts:model=m,forced=often").contains("forced"));
+    // Tree reuse: the default (off) unless given; not on any card.
+    let PlayerSpec::Mcts(fresh) = parse("mcts:model=m,reuse=no") else { panic!("an mcts spec") };
+    assert_eq!((as_trained.reuse, fresh.reuse), (None, Some(false)));
+    assert!(!as_trained.reuse_in_effect() && !fresh.reuse_in_effect());
+    let PlayerSpec::Mcts(kept) = parse("mcts:model=m,reuse") else { panic!("an mcts spec") };
+    assert!(kept.reuse_in_effect());
+    assert!(error("mcts:model=m,reuse=sometimes").contains("reuse"));
 }
 
 #[test]
@@ -110,6 +118,8 @@ fn specs_print_back_in_canonical_form() {
         "mcts:model=m,sims=200,gumbel,mirror",
         "mcts:model=m,sims=200,mirror=no",
         "mcts:model=m,sims=200,gumbel,forced",
+        "mcts:model=m,sims=200,gumbel,forced,reuse",
+        "mcts:model=m,sims=200,reuse=no",
     ] {
         assert_eq!(parse(text).to_string(), text);
         assert_eq!(parse(&parse(text).to_string()), parse(text));
