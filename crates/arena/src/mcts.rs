@@ -297,7 +297,8 @@ impl ModelStore {
 }
 
 /// The tree an `mcts` player kept after its last move (rooted at the position its move left),
-/// carried through the opponent's reply to `root`. `None` when no legal reply leads to `root`
+/// carried through the opponent's reply to `root` (kept as it is where `root` is its root: the
+/// player moves again from the position its move left). `None` when no legal reply leads to `root`
 /// (a new game, a position set by hand, a take-back) or the histories differ: the search then
 /// starts afresh. Where the search did not look at the reply, the tree goes on from an
 /// unvisited root.
