@@ -251,9 +251,10 @@ impl Worker<'_, '_> {
                 let cpn = self.shared.rules.to_cpn(a.game.position());
                 return Err(ArenaError::IllegalChoice { player: name.clone(), cpn });
             };
+            let mover = side(&a.game);
             a.game.play(turn.start.legal_moves()[index]);
             if reuse {
-                if let Seat::Batched { kept, .. } = &mut a.seats[1 - side(&a.game)] {
+                if let Seat::Batched { kept, .. } = &mut a.seats[mover] {
                     *kept = Some(Box::new(tree));
                 }
             }

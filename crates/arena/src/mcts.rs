@@ -310,7 +310,7 @@ fn continue_tree(mut kept: Tree<CamelotState>, root: &CamelotState) -> Option<Tr
     if from.is_same_turn(root) {
         return Some(kept);
     }
-    let rules = from.rules().clone();
+    let rules = from.rules();
     let reply = from.legal_moves().iter().position(|mv| {
         let mut after = *from.position();
         rules.play(&mut after, mv);
