@@ -145,17 +145,20 @@ fn tiny_run_writes_every_file_and_the_loss_falls() {
         .sum();
         assert_eq!(ends, number("selfplay_games"), "{line}");
         // Every generation measured on the 40 solved positions (every 50th of the file).
-        for share in ["value_kept", "value_head_accuracy"] {
+        for share in ["value_kept", "result_kept", "value_head_accuracy"] {
             let x = number(share);
             assert!((0.0..=1.0).contains(&x) && (x * 40.0 - (x * 40.0).round()).abs() < 0.01, "{share}: {line}");
         }
+        // Every move of a lost position keeps the result, so the result is kept at least
+        // wherever the value is.
+        assert!(number("result_kept") >= number("value_kept"), "{line}");
         // The plies-left head's error, in plies, over the sample's won and lost positions:
         // every Camette win or loss ends within 63 plies and the head is trained on 0-100, so
         // even a young head is off by less than 100.
         let error = number("plies_head_error");
         assert!((0.0..=100.0).contains(&error), "plies_head_error: {line}");
     }
-    assert!(text(&read(&run.join("log.txt"))).contains("of 40 solved positions"));
+    assert!(text(&read(&run.join("log.txt"))).contains("of 40 solved positions (result kept "));
     let results = text(&read(&run.join("arena/results.csv")));
     assert_eq!(results.lines().count(), 1 + 2 * 2 * 4, "two generations x two opponents x four games\n{results}");
     assert!(results.starts_with("variant,white,black,result,plies,reason,seed,opening,moves\n"), "{results}");

@@ -183,10 +183,12 @@ pub fn evaluate(run: &Run, g: u32, observer: &dyn Observer) -> Result<(), Selfpl
         row.value_kept = Some(tally.kept_share());
         row.value_head_accuracy = tally.value_head_share();
         row.plies_head_error = tally.plies_head_error();
+        row.result_kept = Some(tally.result_kept_share());
         scores.push(format!(
-            "value kept {:.1}% of {} solved positions",
+            "value kept {:.1}% of {} solved positions (result kept {:.1}%)",
             100.0 * tally.kept_share(),
-            tally.positions.iter().sum::<u64>()
+            tally.positions.iter().sum::<u64>(),
+            100.0 * tally.result_kept_share()
         ));
     }
     let key = layout::generation_metrics_key(g);
@@ -285,6 +287,7 @@ fn generation_row(run: &Run, g: u32, scores: String) -> Result<GenerationRow, Se
         value_kept: None,
         value_head_accuracy: None,
         plies_head_error: None,
+        result_kept: None,
     })
 }
 

@@ -367,6 +367,11 @@ pub struct GenerationRow {
     /// of the same positions' won and lost ones (what a moves-left utility relies on).
     #[serde(default, serialize_with = "four_opt")]
     pub plies_head_error: Option<f64>,
+    /// Share of the same positions where the move kept the win, draw or loss at any distance,
+    /// every move of a lost position counting (AlphaZero.jl's Connect Four measure; `value_kept`
+    /// asks a lost position for the longest resistance).
+    #[serde(default, serialize_with = "four_opt")]
+    pub result_kept: Option<f64>,
 }
 
 fn four_opt<S: serde::Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {

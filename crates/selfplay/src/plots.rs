@@ -110,9 +110,9 @@ pub fn draw_run_plots(root: &Path, rating_anchor: Option<&str>) -> (Vec<PathBuf>
         "solved.png",
         by_generation(
             "solved.png",
-            "Solved test positions: value kept, value head exact",
+            "Solved test positions: value kept, result kept, value head exact",
             "share",
-            &["value_kept", "value_head_accuracy"],
+            &["value_kept", "result_kept", "value_head_accuracy"],
             Some((0.0, 1.0)),
         ),
     );
