@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Settings of `mcts`:
-/// `mcts:model=PATH,sims=N[,gumbel[=no]][,mirror[=no]][,forced[=no]][,reuse[=no]][,m=M][,cscale=C][,cpuct=C][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
+/// `mcts:model=PATH,sims=N[,gumbel[=no]][,mirror[=no]][,forced[=no]][,reuse[=no]][,m=M][,cscale=C][,cpuct=C][,ptemp=T][,temperature=T][,ms=M][,cache=K][,batch=B][,material=F][,mscale=S][,draw=P][,moves_left=C][,device=D]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MctsConfig {
     /// The checkpoint (with or without `.safetensors`; `DIR/latest` for the newest in `DIR`).
@@ -54,6 +54,9 @@ pub struct MctsConfig {
     pub gumbel_c_scale: f32,
     /// PUCT's exploration constant (`SearchConfig::c_puct`).
     pub c_puct: f32,
+    /// Policy softmax temperature (`SearchConfig::policy_temperature`). `None`: 1, the
+    /// network's priors as they are.
+    pub policy_temperature: Option<f32>,
     /// Move temperature: 0 plays the most visited decision; `t > 0` samples in proportion to
     /// `visits^(1/t)` (PUCT) or adds Gumbel noise of scale `t` (Gumbel).
     pub temperature: f32,
@@ -95,6 +98,7 @@ impl Default for MctsConfig {
             gumbel_m: SearchConfig::default().gumbel_m,
             gumbel_c_scale: SearchConfig::default().gumbel_c_scale,
             c_puct: SearchConfig::default().c_puct,
+            policy_temperature: None,
             temperature: 0.0,
             ms: None,
             cache: 50_000,
@@ -166,6 +170,7 @@ impl MctsConfig {
             gumbel_m: self.gumbel_m,
             gumbel_c_scale: self.gumbel_c_scale,
             c_puct: self.c_puct,
+            policy_temperature: self.policy_temperature.unwrap_or(1.0),
             gumbel_scale: if gumbel { self.temperature } else { 0.0 },
             temperature: TemperatureSchedule::constant(if gumbel { 0.0 } else { self.temperature }),
             leaves_per_tree: self.batch,

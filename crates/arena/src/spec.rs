@@ -34,7 +34,8 @@ pub enum PlayerSpec {
     /// `mcts:model=PATH,sims=N` (default 200) with optional `gumbel`, `mirror` (average each
     /// evaluation with the mirrored position's), `forced` (forced decisions pass through the
     /// tree without an evaluation), `m=M`, `cscale=C` (the
-    /// Gumbel completed-Q scale, default 1), `cpuct=C` (PUCT exploration, default 1.5), `temperature=T`,
+    /// Gumbel completed-Q scale, default 1), `cpuct=C` (PUCT exploration, default 1.5), `ptemp=T` (policy
+    /// softmax temperature, 0.1 to 10, default 1), `temperature=T`,
     /// `ms=M`, `cache=K`, `batch=B`, `material=F` (0 to 1, default 0: the weight of the
     /// predicted final material in the search's value), `mscale=S` (0 to 100: the lead in
     /// material points the utility weighs at tanh(1); 0 linear), `draw=P` (0 to below 1, default 0:
@@ -55,7 +56,7 @@ pub const MAX_SIMS: u32 = u32::MAX - 1;
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
 const MCTS_KEYS: &str =
-    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, mirror, forced, reuse, material, mscale, draw, moves_left, device";
+    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, ptemp, mirror, forced, reuse, material, mscale, draw, moves_left, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct SpecSettings<'a> {
@@ -195,6 +196,7 @@ impl PlayerSpec {
                         "m",
                         "cscale",
                         "cpuct",
+                        "ptemp",
                         "temperature",
                         "ms",
                         "cache",
@@ -221,6 +223,7 @@ impl PlayerSpec {
                 let gumbel_m = s.number::<u32>("m", 2, 4096, "a number of root actions, 2 to 4096")?;
                 let gumbel_c_scale = s.number::<f32>("cscale", 0.001, 100.0, "a scale from 0.001 to 100")?;
                 let c_puct = s.number::<f32>("cpuct", 0.0, 100.0, "an exploration constant from 0 to 100")?;
+                let policy_temperature = s.number::<f32>("ptemp", 0.1, 10.0, "a policy temperature from 0.1 to 10")?;
                 let material = s.number::<f32>("material", 0.0, 1.0, "a weight from 0 to 1")?;
                 let material_scale =
                     s.number::<f32>("mscale", 0.0, 100.0, "a lead in material points from 0 (linear) to 100")?;
@@ -236,6 +239,7 @@ impl PlayerSpec {
                     gumbel_m: gumbel_m.unwrap_or(d.gumbel_m),
                     gumbel_c_scale: gumbel_c_scale.unwrap_or(d.gumbel_c_scale),
                     c_puct: c_puct.unwrap_or(d.c_puct),
+                    policy_temperature,
                     temperature: temperature.unwrap_or(d.temperature),
                     ms,
                     cache: cache.unwrap_or(d.cache),
@@ -350,6 +354,7 @@ impl fmt::Display for PlayerSpec {
                 if c.c_puct != d.c_puct {
                     keys.push(format!("cpuct={}", c.c_puct));
                 }
+                keys.extend(c.policy_temperature.map(|t| format!("ptemp={t}")));
                 if c.temperature != d.temperature {
                     keys.push(format!("temperature={}", c.temperature));
                 }

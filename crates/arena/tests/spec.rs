@@ -44,7 +44,7 @@ fn good_specs_parse_to_their_settings() {
     );
     assert_eq!(
         parse(
-            "mcts:model=m,sims=50,gumbel,mirror,forced,reuse,m=8,cscale=0.3,cpuct=2.5,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
+            "mcts:model=m,sims=50,gumbel,mirror,forced,reuse,m=8,cscale=0.3,cpuct=2.5,ptemp=1.6,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
         ),
         PlayerSpec::Mcts(MctsConfig {
             model: "m".to_string(),
@@ -56,6 +56,7 @@ fn good_specs_parse_to_their_settings() {
             gumbel_m: 8,
             gumbel_c_scale: 0.3,
             c_puct: 2.5,
+            policy_temperature: Some(1.6),
             temperature: 0.5,
             ms: Some(100),
             cache: 0,
@@ -115,6 +116,8 @@ fn specs_print_back_in_canonical_form() {
         "mcts:model=m,sims=200,gumbel=no",
         "mcts:model=m,sims=200,gumbel,m=12,cscale=0.5",
         "mcts:model=m,sims=200,cpuct=2.5",
+        "mcts:model=m,sims=200,gumbel,ptemp=1.6",
+        "mcts:model=m,sims=200,cpuct=2,ptemp=0.5,temperature=1",
         "mcts:model=m,sims=200,gumbel,mirror",
         "mcts:model=m,sims=200,mirror=no",
         "mcts:model=m,sims=200,gumbel,forced",
@@ -170,6 +173,10 @@ fn bad_specs_name_the_player_or_key_at_fault() {
     assert!(e.contains("gumbel=maybe"), "{e}");
     let e = error("mcts:model=a,temperature=-1");
     assert!(e.contains("temperature=-1"), "{e}");
+    for bad in ["ptemp=0.05", "ptemp=11", "ptemp=nan", "ptemp=hot"] {
+        let e = error(&format!("mcts:model=a,{bad}"));
+        assert!(e.contains(bad) && e.contains("`ptemp` must be a policy temperature from 0.1 to 10"), "{e}");
+    }
     for bad in ["material=1.5", "material=-0.1", "material=nan", "material=much"] {
         let e = error(&format!("mcts:model=a,{bad}"));
         assert!(e.contains(bad) && e.contains("`material` must be a weight from 0 to 1"), "{e}");

@@ -117,6 +117,11 @@ pub struct SearchConfig {
     /// greedy in Q: with noisy values (random playouts) 1.0 plays poorly and mctx's 0.1 does
     /// much better; with a trained network the paper's 1.0 is the starting point.
     pub gumbel_c_scale: f32,
+    /// Policy softmax temperature: a node's priors become `p^(1/T)`, renormalised, when it is
+    /// expanded (Leela Chess Zero's policy temperature), at the root as everywhere. Above 1
+    /// the search looks more often at moves the network rates low (an offer of a piece, the
+    /// reply that punishes it); 1 keeps the network's priors. In `[0.1, 10]`.
+    pub policy_temperature: f32,
     /// Leaves each tree may send to one evaluator call. Above 1, virtual loss steers the
     /// extra descents of a tree to different leaves; useful when few trees share a batch.
     pub leaves_per_tree: u32,
@@ -161,6 +166,7 @@ impl Default for SearchConfig {
             gumbel_scale: 1.0,
             gumbel_c_visit: 50.0,
             gumbel_c_scale: 1.0,
+            policy_temperature: 1.0,
             leaves_per_tree: 1,
             virtual_loss: 1.0,
             solver: true,
@@ -205,6 +211,7 @@ impl SearchConfig {
         check(finite_nonneg(self.gumbel_scale), "gumbel_scale", "must be finite and >= 0")?;
         check(finite_nonneg(self.gumbel_c_visit), "gumbel_c_visit", "must be finite and >= 0")?;
         check(finite_nonneg(self.gumbel_c_scale), "gumbel_c_scale", "must be finite and >= 0")?;
+        check((0.1..=10.0).contains(&self.policy_temperature), "policy_temperature", "must be in [0.1, 10]")?;
         check(self.leaves_per_tree >= 1, "leaves_per_tree", "must be >= 1")?;
         check(finite_nonneg(self.virtual_loss), "virtual_loss", "must be finite and >= 0")?;
         check((0.0..1.0).contains(&self.draw_penalty), "draw_penalty", "must be in [0, 1)")?;
@@ -238,5 +245,9 @@ mod tests {
         assert!(bad.validate().is_err());
         let bad = SearchConfig { c_puct: f32::NAN, ..SearchConfig::default() };
         assert!(bad.validate().is_err());
+        for t in [0.0, 0.05, 10.5, f32::NAN, f32::INFINITY] {
+            let bad = SearchConfig { policy_temperature: t, ..SearchConfig::default() };
+            assert!(bad.validate().is_err(), "policy temperature {t} accepted");
+        }
     }
 }

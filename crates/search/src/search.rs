@@ -417,6 +417,9 @@ impl Searcher {
         let player = t.nodes[node as usize].player;
         let first = t.edges.len() as u32;
         t.edges.extend(legal.iter().zip(priors).map(|(&a, &p)| Edge::new(a, p * inv)));
+        if self.config.policy_temperature != 1.0 {
+            temper_priors(&mut t.edges[first as usize..], 1.0 / self.config.policy_temperature);
+        }
         t.nodes[node as usize].raw_value = value.value() - self.config.draw_penalty * value.draw;
         let st = &mut t.stats[node as usize];
         st.first_edge = first;
@@ -615,4 +618,52 @@ impl Searcher {
 fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
     v.clear();
     v.into_iter().filter_map(|_| None).collect()
+}
+
+/// Raises a node's normalised priors to `exponent` (the inverse policy temperature) and
+/// renormalises them. The order of the priors is kept, so a sorted prefix stays sorted. The
+/// largest prior is at least 1/n, so the sum stays positive for any temperature the
+/// configuration admits; a zero prior stays zero.
+fn temper_priors(edges: &mut [Edge], exponent: f32) {
+    let mut sum = 0.0f32;
+    for e in edges.iter_mut() {
+        e.prior = e.prior.powf(exponent);
+        sum += e.prior;
+    }
+    if sum > 0.0 && sum.is_finite() {
+        let inv = 1.0 / sum;
+        for e in edges.iter_mut() {
+            e.prior *= inv;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tempered_priors_flatten_above_one_and_sharpen_below() {
+        let priors = [0.6f32, 0.3, 0.1, 0.0];
+        let tempered = |t: f32| {
+            let mut edges: Vec<Edge> = priors.iter().enumerate().map(|(a, &p)| Edge::new(a as u32, p)).collect();
+            temper_priors(&mut edges, 1.0 / t);
+            edges.iter().map(|e| e.prior).collect::<Vec<f32>>()
+        };
+        let flat = tempered(2.0);
+        // p^(1/2) normalised: sqrt(0.6), sqrt(0.3), sqrt(0.1), 0 over their sum.
+        let roots = [0.6f32.sqrt(), 0.3f32.sqrt(), 0.1f32.sqrt()];
+        let sum: f32 = roots.iter().sum();
+        for (got, want) in flat.iter().zip(roots.iter().map(|r| r / sum).chain([0.0])) {
+            assert!((got - want).abs() < 1e-6, "{flat:?}");
+        }
+        assert!(flat[0] < 0.6 && flat[2] > 0.1, "T = 2 must flatten: {flat:?}");
+        let sharp = tempered(0.5);
+        assert!(sharp[0] > 0.6 && sharp[2] < 0.1, "T = 0.5 must sharpen: {sharp:?}");
+        for p in [flat, sharp] {
+            assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+            assert!(p.windows(2).all(|w| w[0] >= w[1]), "order kept: {p:?}");
+            assert_eq!(p[3], 0.0);
+        }
+    }
 }
