@@ -54,8 +54,8 @@ pub struct MctsConfig {
     pub gumbel_c_scale: f32,
     /// PUCT's exploration constant (`SearchConfig::c_puct`).
     pub c_puct: f32,
-    /// Policy softmax temperature (`SearchConfig::policy_temperature`). `None`: 1, the
-    /// network's priors as they are.
+    /// Policy softmax temperature (`SearchConfig::policy_temperature`). `None`: as the model
+    /// card says (`play.policy_temperature`), else 1, the network's priors as they are.
     pub policy_temperature: Option<f32>,
     /// Move temperature: 0 plays the most visited decision; `t > 0` samples in proportion to
     /// `visits^(1/t)` (PUCT) or adds Gumbel noise of scale `t` (Gumbel).
@@ -161,6 +161,11 @@ impl MctsConfig {
         self.forced.or(trained.map(|t| t.forced)).unwrap_or(false)
     }
 
+    /// The policy softmax temperature this player searches a model trained with `trained` at.
+    pub fn policy_temperature_in_effect(&self, trained: Option<&PlaySettings>) -> f32 {
+        self.policy_temperature.or(trained.map(|t| t.policy_temperature)).unwrap_or(1.0)
+    }
+
     /// The search settings this player uses on a model trained with `trained`.
     pub fn search_config(&self, trained: Option<&PlaySettings>) -> SearchConfig {
         let gumbel = self.gumbel_in_effect(trained);
@@ -170,7 +175,7 @@ impl MctsConfig {
             gumbel_m: self.gumbel_m,
             gumbel_c_scale: self.gumbel_c_scale,
             c_puct: self.c_puct,
-            policy_temperature: self.policy_temperature.unwrap_or(1.0),
+            policy_temperature: self.policy_temperature_in_effect(trained),
             gumbel_scale: if gumbel { self.temperature } else { 0.0 },
             temperature: TemperatureSchedule::constant(if gumbel { 0.0 } else { self.temperature }),
             leaves_per_tree: self.batch,

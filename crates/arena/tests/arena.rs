@@ -215,6 +215,7 @@ fn the_trained_search_settings_reach_the_player() {
         mirror: true,
         forced: true,
         material_horizon: Some(4),
+        policy_temperature: 1.5,
     };
     let model = tiny_checkpoint_trained_with(&dir, 13, Some(play));
     let (network, trained) = ModelStore::new().network_as_trained(&model, "cpu", &cam()).expect("loads");
@@ -251,6 +252,15 @@ fn the_trained_search_settings_reach_the_player() {
         let older = PlaySettings { forced: false, ..play };
         assert_eq!(config.search_config(Some(&older)).forced_pass, forced && !text.is_empty(), "{text}, older card");
         assert_eq!(config.search_config(None).forced_pass, forced && !text.is_empty(), "{text}, no card");
+    }
+    // And the policy temperature: the card's unless given; 1 for an older card or none.
+    for (text, t) in [("", 1.5), (",ptemp=1", 1.0), (",ptemp=2", 2.0)] {
+        let PlayerSpec::Mcts(config) = spec(&format!("mcts:model={model}{text}")) else { panic!("an mcts spec") };
+        assert_eq!(config.search_config(trained.as_ref()).policy_temperature, t, "{text}");
+        let older = PlaySettings { policy_temperature: 1.0, ..play };
+        let given = if text.is_empty() { 1.0 } else { t };
+        assert_eq!(config.search_config(Some(&older)).policy_temperature, given, "{text}, older card");
+        assert_eq!(config.search_config(None).policy_temperature, given, "{text}, no card");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -98,10 +98,22 @@ pub struct PlaySettings {
     /// the game's end), for readers of the card; players need not know it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub material_horizon: Option<u32>,
+    /// Policy softmax temperature players search it with (`SearchConfig::policy_temperature`;
+    /// a run's `play.policy_temperature`). Cards written before it: 1 (the priors as given).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub policy_temperature: f32,
 }
 
 fn is_zero(x: &f32) -> bool {
     *x == 0.0
+}
+
+fn one() -> f32 {
+    1.0
+}
+
+fn is_one(x: &f32) -> bool {
+    *x == 1.0
 }
 
 fn is_false(x: &bool) -> bool {

@@ -44,7 +44,7 @@ pub struct RunConfig {
 /// alphabeta:depth=2 on tuning seeds (docs/BENCHMARKS.md, "Gumbel or PUCT at play"),
 /// quick.toml's generation 24 scores 66.0% with PUCT and 54.5% with Gumbel, hour.toml's
 /// generation 60 74.5% and 82.3%, though both were trained with Gumbel searches.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlayConfig {
     /// Gumbel root search (sequential halving over the player's `m` actions, 16 unless given)
@@ -63,6 +63,21 @@ pub struct PlayConfig {
     /// forced pass", "Camette: the forced pass"); on Camette, 0.5 to 2.0 points more value kept.
     #[serde(default)]
     pub forced: bool,
+    /// Policy softmax temperature of the search (`SearchConfig::policy_temperature`): 1 keeps
+    /// the network's priors, above 1 flattens them so the search looks more often at the moves
+    /// the network rates low. In `[0.1, 10]`.
+    #[serde(default = "policy_temperature")]
+    pub policy_temperature: f32,
+}
+
+impl Default for PlayConfig {
+    fn default() -> PlayConfig {
+        PlayConfig { gumbel: false, mirror: false, forced: false, policy_temperature: policy_temperature() }
+    }
+}
+
+fn policy_temperature() -> f32 {
+    1.0
 }
 
 /// How self-play games are played.
@@ -516,6 +531,9 @@ impl RunConfig {
         if s.gumbel && s.gumbel_m < 2 {
             return key("selfplay.gumbel_m", "must be at least 2");
         }
+        if !(0.1..=10.0).contains(&self.play.policy_temperature) {
+            return key("play.policy_temperature", "must be a temperature from 0.1 to 10");
+        }
         if !(s.gumbel_c_scale > 0.0 && s.gumbel_c_scale.is_finite()) {
             return key("selfplay.gumbel_c_scale", "must be a positive number");
         }
@@ -707,6 +725,7 @@ impl RunConfig {
             // Left to the card (which says `play.forced`) unless on, so that runs without it
             // keep their players' names.
             forced: self.play.forced.then_some(true),
+            policy_temperature: Some(self.play.policy_temperature).filter(|&t| t != 1.0),
             ..MctsConfig::default()
         }
     }
@@ -724,6 +743,7 @@ impl RunConfig {
             mirror: self.play.mirror,
             forced: self.play.forced,
             material_horizon: Some(self.replay.material_horizon).filter(|&h| h > 0),
+            policy_temperature: self.play.policy_temperature,
         }
     }
 

@@ -161,6 +161,32 @@ fn the_cards_name_the_root_rule_each_budget_plays_best_with() {
         .expect("with selfplay.forced_pass");
     assert!(searched.full_search().forced_pass && searched.fast_search_in(0).forced_pass);
     assert!(searched.fast_search_in(1000).forced_pass && !searched.play_settings().forced);
+    // The policy temperature: 1 unless `[play]` sets it; set, it is in the cards and the
+    // evaluation's player (and its name in results); outside [0.1, 10] the config is refused.
+    assert_eq!(plain.play_settings().policy_temperature, 1.0);
+    assert_eq!(plain.evaluation_player("m").policy_temperature, None);
+    let tempered = RunConfig::parse(
+        &tiny.replacen(
+            "[selfplay]",
+            "[play]
+policy_temperature = 1.5
+
+[selfplay]",
+            1,
+        ),
+        file,
+    )
+    .expect("with play.policy_temperature");
+    assert_eq!(tempered.play_settings().policy_temperature, 1.5);
+    let player = tempered.evaluation_player("m");
+    assert_eq!(player.search_config(None).policy_temperature, 1.5);
+    assert!(camelot_arena::PlayerSpec::Mcts(player).to_string().contains(",ptemp=1.5"));
+    assert_eq!(tempered.full_search().policy_temperature, 1.0, "self-play keeps the priors as they are");
+    for bad in ["0", "0.05", "11"] {
+        let text = tiny.replacen("[selfplay]", &format!("[play]\npolicy_temperature = {bad}\n\n[selfplay]"), 1);
+        let e = RunConfig::parse(&text, file).expect_err(bad).to_string();
+        assert!(e.contains("play.policy_temperature"), "{e}");
+    }
 }
 
 /// The ladder's network player searches with the self-play search's constants (root rule,
