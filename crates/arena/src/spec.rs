@@ -7,6 +7,7 @@ use crate::mcts::{self, MctsConfig, ModelStore};
 use crate::player::Player;
 use crate::uct::{Uct, UctConfig};
 use camelot_rules::Ruleset;
+use camelot_search::SearchConfig;
 use rand_chacha::ChaCha8Rng;
 use std::fmt;
 use std::str::FromStr;
@@ -223,7 +224,10 @@ impl PlayerSpec {
                 let gumbel_m = s.number::<u32>("m", 2, 4096, "a number of root actions, 2 to 4096")?;
                 let gumbel_c_scale = s.number::<f32>("cscale", 0.001, 100.0, "a scale from 0.001 to 100")?;
                 let c_puct = s.number::<f32>("cpuct", 0.0, 100.0, "an exploration constant from 0 to 100")?;
-                let policy_temperature = s.number::<f32>("ptemp", 0.1, 10.0, "a policy temperature from 0.1 to 10")?;
+                let policy_temperature = {
+                    let range = SearchConfig::POLICY_TEMPERATURES;
+                    s.number::<f32>("ptemp", *range.start(), *range.end(), "a policy temperature from 0.1 to 10")?
+                };
                 let material = s.number::<f32>("material", 0.0, 1.0, "a weight from 0 to 1")?;
                 let material_scale =
                     s.number::<f32>("mscale", 0.0, 100.0, "a lead in material points from 0 (linear) to 100")?;

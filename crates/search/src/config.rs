@@ -178,6 +178,10 @@ impl Default for SearchConfig {
 }
 
 impl SearchConfig {
+    /// The policy temperatures a search accepts ([`SearchConfig::policy_temperature`]): every
+    /// reader of the setting (player specs, run configs) checks against this one range.
+    pub const POLICY_TEMPERATURES: std::ops::RangeInclusive<f32> = 0.1..=10.0;
+
     /// Defaults for match play: no root noise, temperature 0, no Gumbel noise.
     pub fn evaluation() -> SearchConfig {
         SearchConfig {
@@ -211,7 +215,11 @@ impl SearchConfig {
         check(finite_nonneg(self.gumbel_scale), "gumbel_scale", "must be finite and >= 0")?;
         check(finite_nonneg(self.gumbel_c_visit), "gumbel_c_visit", "must be finite and >= 0")?;
         check(finite_nonneg(self.gumbel_c_scale), "gumbel_c_scale", "must be finite and >= 0")?;
-        check((0.1..=10.0).contains(&self.policy_temperature), "policy_temperature", "must be in [0.1, 10]")?;
+        check(
+            Self::POLICY_TEMPERATURES.contains(&self.policy_temperature),
+            "policy_temperature",
+            "must be in [0.1, 10]",
+        )?;
         check(self.leaves_per_tree >= 1, "leaves_per_tree", "must be >= 1")?;
         check(finite_nonneg(self.virtual_loss), "virtual_loss", "must be finite and >= 0")?;
         check((0.0..1.0).contains(&self.draw_penalty), "draw_penalty", "must be in [0, 1)")?;

@@ -77,7 +77,7 @@ impl Default for PlayConfig {
 }
 
 fn policy_temperature() -> f32 {
-    1.0
+    camelot_search::SearchConfig::default().policy_temperature
 }
 
 /// How self-play games are played.
@@ -531,7 +531,7 @@ impl RunConfig {
         if s.gumbel && s.gumbel_m < 2 {
             return key("selfplay.gumbel_m", "must be at least 2");
         }
-        if !(0.1..=10.0).contains(&self.play.policy_temperature) {
+        if !camelot_search::SearchConfig::POLICY_TEMPERATURES.contains(&self.play.policy_temperature) {
             return key("play.policy_temperature", "must be a temperature from 0.1 to 10");
         }
         if !(s.gumbel_c_scale > 0.0 && s.gumbel_c_scale.is_finite()) {
