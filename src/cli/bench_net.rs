@@ -5,7 +5,9 @@
 use super::{ArchitectureArgs, DeviceArgs, RulesArgs};
 use anyhow::{bail, Context, Result};
 use camelot_game::{planes_len, random_game_states, CamelotState};
-use camelot_net::{forward_flops, grid_of, parse_device, Network, TrainConfig, Trainer, TrainingSample};
+use camelot_net::{
+    forward_flops, grid_of, load_checkpoint, parse_device, Network, Precision, TrainConfig, Trainer, TrainingSample,
+};
 use camelot_search::GameState as _;
 use clap::Args;
 use rand::{Rng, SeedableRng};
@@ -20,6 +22,10 @@ pub struct NetArgs {
     rules: RulesArgs,
     #[command(flatten)]
     architecture: ArchitectureArgs,
+    /// Time this checkpoint (a trained network's activations, which `--precision int8` rounds)
+    /// instead of a fresh network of `--blocks` and `--channels`.
+    #[arg(long, value_name = "M", conflicts_with_all = ["blocks", "channels"])]
+    model: Option<std::path::PathBuf>,
     /// Batch sizes to time, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,64,128,256")]
     batch: Vec<usize>,
@@ -43,6 +49,15 @@ pub struct NetArgs {
     /// of 1e-3 or more (for GPU devices).
     #[arg(long)]
     check_cpu: bool,
+    /// Arithmetic of the residual tower on the CPU: `f32`, or `int8` (8-bit activations and
+    /// weights, AVX-512 VNNI where the CPU has it); with `int8` the outputs' largest difference
+    /// from `f32` on the largest batch is printed first.
+    #[arg(long, default_value = "f32", value_parser = parse_precision)]
+    precision: Precision,
+}
+
+fn parse_precision(text: &str) -> Result<Precision, String> {
+    Precision::parse(text).ok_or_else(|| format!("unknown precision {text:?}: f32 or int8"))
 }
 
 /// Largest difference between two output arrays, relative to the largest magnitude in `reference`.
@@ -60,15 +75,26 @@ pub fn run(args: NetArgs) -> Result<()> {
         bail!("--seconds must be positive");
     }
     let rules = Arc::new(args.rules.ruleset()?);
-    let config = args.architecture.config();
     let device = args.device.device()?;
     let start = CamelotState::new(rules.clone());
     let codec = start.codec();
     let grid = grid_of(&codec);
-    let network = Network::new(&config, grid, &device, 1).context("building the network")?;
+    let trained = match &args.model {
+        Some(path) => {
+            let (network, card) =
+                load_checkpoint(path, &device).with_context(|| format!("loading {}", path.display()))?;
+            if card.variant != rules.name() {
+                bail!("{} plays `{}`, not `{}` (--variant)", path.display(), card.variant, rules.name());
+            }
+            network
+        }
+        None => Network::new(&args.architecture.config(), grid, &device, 1).context("building the network")?,
+    };
+    let config = trained.config().clone();
+    let network = trained.with_precision(args.precision)?;
     let flops = forward_flops(&config, camelot_game::PLANES, grid) as f64;
     outln!(
-        "network {} on {} ({}x{} grid): {} weights, {:.1} MFLOP per position, device {}, inference by {}",
+        "network {} on {} ({}x{} grid): {} weights, {:.1} MFLOP per position, device {}, inference by {} ({})",
         config.label(),
         rules.name(),
         grid.files,
@@ -76,7 +102,8 @@ pub fn run(args: NetArgs) -> Result<()> {
         network.num_params(),
         flops / 1e6,
         args.device.device,
-        if network.is_folded() && !args.burn { "the folded CPU model" } else { "burn" }
+        if network.is_folded() && !args.burn { "the folded CPU model" } else { "burn" },
+        network.precision().name()
     )?;
 
     let max_batch = args.batch.iter().copied().max().unwrap_or(1).max(args.train_batch);
@@ -98,6 +125,26 @@ pub fn run(args: NetArgs) -> Result<()> {
         if policy.max(value) >= 1e-3 || !policy.is_finite() || !value.is_finite() {
             bail!("{} and cpu disagree beyond 1e-3", args.device.device);
         }
+    }
+
+    if network.precision() != trained.precision() {
+        let got = network.forward(&planes[..max_batch * per], max_batch)?;
+        let want = trained.forward(&planes[..max_batch * per], max_batch)?;
+        // Largest and mean absolute differences.
+        let differences = |got: &[f32], want: &[f32]| {
+            let (max, sum) = got
+                .iter()
+                .zip(want)
+                .fold((0.0f32, 0.0f64), |(m, s), (a, b)| (m.max((a - b).abs()), s + (a - b).abs() as f64));
+            (max, sum / want.len().max(1) as f64)
+        };
+        let (policy, policy_mean) = differences(&got.policy_logits, &want.policy_logits);
+        let (value, value_mean) = differences(&got.wdl, &want.wdl);
+        outln!(
+            "{} against {} ({max_batch} positions): policy logits differ by {policy_mean:.4} on average, {policy:.4} at most; win/draw/loss probabilities by {value_mean:.4}, {value:.4}",
+            network.precision().name(),
+            trained.precision().name()
+        )?;
     }
 
     let forward = |input: &[f32], batch: usize| match args.burn {

@@ -155,8 +155,7 @@ impl Worker<'_, '_> {
         if let Some(i) = self.nets.iter().position(|n| n.name == name) {
             return Ok(i);
         }
-        let (network, trained) =
-            self.shared.models.network_as_trained(&config.model, &config.device, self.shared.rules)?;
+        let (network, trained) = config.network(self.shared.models, self.shared.rules)?;
         let searcher = Searcher::new(config.search_config(trained.as_ref())).map_err(|e| search_error(&name, e))?;
         self.nets.push(NetPlayer {
             name,

@@ -6,6 +6,7 @@ use crate::error::{ArenaError, SpecError};
 use crate::mcts::{self, MctsConfig, ModelStore};
 use crate::player::Player;
 use crate::uct::{Uct, UctConfig};
+use camelot_net::Precision;
 use camelot_rules::Ruleset;
 use camelot_search::SearchConfig;
 use rand_chacha::ChaCha8Rng;
@@ -57,7 +58,7 @@ pub const MAX_SIMS: u32 = u32::MAX - 1;
 const ALPHABETA_KEYS: &str = "depth, ms, tt";
 const UCT_KEYS: &str = "sims, ms, cap, c";
 const MCTS_KEYS: &str =
-    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, ptemp, mirror, forced, reuse, material, mscale, draw, moves_left, device";
+    "model, sims, gumbel, temperature, ms, cache, batch, m, cscale, cpuct, ptemp, mirror, forced, reuse, material, mscale, draw, moves_left, precision, device";
 
 /// The `key=value` settings of one spec, each consumed once.
 struct SpecSettings<'a> {
@@ -206,6 +207,7 @@ impl PlayerSpec {
                         "mscale",
                         "draw",
                         "moves_left",
+                        "precision",
                         "device",
                     ],
                     MCTS_KEYS,
@@ -233,6 +235,10 @@ impl PlayerSpec {
                     s.number::<f32>("mscale", 0.0, 100.0, "a lead in material points from 0 (linear) to 100")?;
                 let draw = s.number::<f32>("draw", 0.0, 0.999, "a draw penalty from 0 to below 1")?;
                 let moves_left = s.number::<f32>("moves_left", 0.0, 1.0, "a weight from 0 to 1")?;
+                let precision = match s.raw("precision") {
+                    None => d.precision,
+                    Some(text) => Precision::parse(text).ok_or_else(|| s.bad("precision", text, "f32 or int8"))?,
+                };
                 PlayerSpec::Mcts(MctsConfig {
                     model: model.to_string(),
                     sims: sims.unwrap_or(if ms.is_some() { u32::MAX } else { d.sims }),
@@ -252,6 +258,7 @@ impl PlayerSpec {
                     material_scale,
                     moves_left,
                     draw_penalty: draw,
+                    precision,
                     device: s.raw("device").unwrap_or(&d.device).to_string(),
                 })
             }
@@ -374,6 +381,9 @@ impl fmt::Display for PlayerSpec {
                 keys.extend(c.material_scale.map(|s| format!("mscale={s}")));
                 keys.extend(c.draw_penalty.map(|p| format!("draw={p}")));
                 keys.extend(c.moves_left.map(|c| format!("moves_left={c}")));
+                if c.precision != d.precision {
+                    keys.push(format!("precision={}", c.precision.name()));
+                }
                 if c.device != d.device {
                     keys.push(format!("device={}", c.device));
                 }

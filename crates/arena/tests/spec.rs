@@ -44,7 +44,7 @@ fn good_specs_parse_to_their_settings() {
     );
     assert_eq!(
         parse(
-            "mcts:model=m,sims=50,gumbel,mirror,forced,reuse,m=8,cscale=0.3,cpuct=2.5,ptemp=1.6,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,device=cuda:1"
+            "mcts:model=m,sims=50,gumbel,mirror,forced,reuse,m=8,cscale=0.3,cpuct=2.5,ptemp=1.6,temperature=0.5,ms=100,cache=0,batch=2,material=0.3,mscale=2.5,draw=0.25,moves_left=0.2,precision=int8,device=cuda:1"
         ),
         PlayerSpec::Mcts(MctsConfig {
             model: "m".to_string(),
@@ -65,6 +65,7 @@ fn good_specs_parse_to_their_settings() {
             material_scale: Some(2.5),
             moves_left: Some(0.2),
             draw_penalty: Some(0.25),
+            precision: camelot_net::Precision::Int8,
             device: "cuda:1".to_string(),
         })
     );

@@ -19,7 +19,8 @@ use std::collections::HashMap;
 use crate::config::{GridShape, NetConfig};
 use crate::error::NetError;
 use crate::model::{Model, AUX_OUTPUTS};
-use crate::network::RawOutputs;
+use crate::network::{Precision, RawOutputs};
+use crate::quantized::{quantize, QuantizedActivations, QuantizedConv};
 use crate::rows::bias_residual_relu;
 use burn::store::ModuleSnapshot;
 
@@ -207,6 +208,11 @@ impl Conv {
     fn folded(weights: &Weights, prefix: &str, inputs: usize, outputs: usize, kernel: usize) -> Result<Conv, NetError> {
         let (oihw, bias) = weights.folded_conv_bn(prefix, inputs, outputs, kernel)?;
         Ok(Conv::new(&oihw, bias, inputs, outputs, kernel))
+    }
+
+    /// The same 3x3 convolution with `i8` weights.
+    fn quantized(&self) -> QuantizedConv {
+        QuantizedConv::new(&self.weight, &self.bias, self.inputs, self.outputs)
     }
 
     /// A 1x1 convolution: `out = act(x W + bias)` on `rows` rows of `x`.
@@ -419,6 +425,8 @@ struct Block {
     first: Conv,
     second: Conv,
     pool: Option<Dense>,
+    /// The two convolutions in bytes ([`Precision::Int8`]).
+    quantized: Option<(QuantizedConv, QuantizedConv)>,
 }
 
 /// Per-thread buffers, grown to the largest batch seen and kept.
@@ -430,6 +438,9 @@ struct Scratch {
     pooled: Vec<f32>,
     dense: Vec<f32>,
     head: Vec<f32>,
+    /// [`Precision::Int8`]: the tower convolution's input in bytes, and its `i32` sums.
+    bytes: QuantizedActivations,
+    sums: Vec<i32>,
 }
 
 thread_local! {
@@ -442,6 +453,9 @@ pub(crate) struct FoldedModel {
     planes: usize,
     channels: usize,
     stem: Conv,
+    /// The stem in bytes ([`Precision::Int8`]): its input planes are indicators and fractions
+    /// in `[0, 1]`, never negative.
+    stem_quantized: Option<QuantizedConv>,
     tower: Vec<Block>,
     policy_conv: Conv,
     policy_cells: Conv,
@@ -459,12 +473,14 @@ impl std::fmt::Debug for FoldedModel {
 }
 
 impl FoldedModel {
-    /// `model` (in inference mode) folded, for `planes` input planes on `grid`.
+    /// `model` (in inference mode) folded, for `planes` input planes on `grid`, its tower's
+    /// convolutions run at `precision`.
     pub(crate) fn new(
         model: &Model,
         config: &NetConfig,
         planes: usize,
         grid: GridShape,
+        precision: Precision,
     ) -> Result<FoldedModel, NetError> {
         let weights = Weights::of(model)?;
         let c = config.channels;
@@ -472,23 +488,29 @@ impl FoldedModel {
         let tower = (0..config.blocks)
             .map(|i| {
                 let block = format!("tower.{i}");
+                let first = Conv::folded(&weights, &format!("{block}.first"), c, c, 3)?;
+                let second = Conv::folded(&weights, &format!("{block}.second"), c, c, 3)?;
+                let quantized = (precision == Precision::Int8).then(|| (first.quantized(), second.quantized()));
                 Ok(Block {
-                    first: Conv::folded(&weights, &format!("{block}.first"), c, c, 3)?,
-                    second: Conv::folded(&weights, &format!("{block}.second"), c, c, 3)?,
+                    first,
+                    second,
                     pool: match config.has_global_pool(i) {
                         true => Some(Dense::of(&weights, &format!("{block}.pool"), 2 * c, c)?),
                         false => None,
                     },
+                    quantized,
                 })
             })
             .collect::<Result<Vec<_>, NetError>>()?;
+        let stem = Conv::folded(&weights, "stem", planes, c, 3)?;
         let cells_weight = weights.get("policy_cells.weight", &[16, pc, 1, 1])?;
         let cells_bias = weights.get("policy_cells.bias", &[16])?.to_vec();
         Ok(FoldedModel {
             grid,
             planes,
             channels: c,
-            stem: Conv::folded(&weights, "stem", planes, c, 3)?,
+            stem_quantized: (precision == Precision::Int8).then(|| stem.quantized()),
+            stem,
             tower,
             policy_conv: Conv::folded(&weights, "policy_conv", c, pc, 1)?,
             policy_cells: Conv::new(cells_weight, cells_bias, pc, 16, 1),
@@ -516,10 +538,22 @@ impl FoldedModel {
         let layout = Padded::new(grid, batch);
 
         layout.scatter_planes(input, self.planes, &mut s.z);
-        self.stem.forward_3x3(layout, &s.z, None, &mut s.x);
+        match &self.stem_quantized {
+            Some(stem) => {
+                quantize(layout, self.planes, &s.z, &mut s.bytes);
+                stem.forward(layout, &s.bytes, None, &mut s.sums, &mut s.x);
+            }
+            None => self.stem.forward_3x3(layout, &s.z, None, &mut s.x),
+        }
 
         for block in &self.tower {
-            block.first.forward_3x3(layout, &s.x, None, &mut s.y);
+            match &block.quantized {
+                Some((first, _)) => {
+                    quantize(layout, c, &s.x, &mut s.bytes);
+                    first.forward(layout, &s.bytes, None, &mut s.sums, &mut s.y);
+                }
+                None => block.first.forward_3x3(layout, &s.x, None, &mut s.y),
+            }
             if let Some(pool) = &block.pool {
                 global_pool(layout, c, &s.y, &mut s.pooled);
                 pool.forward(batch, &s.pooled, false, &mut s.dense);
@@ -529,7 +563,13 @@ impl FoldedModel {
                     }
                 }
             }
-            block.second.forward_3x3(layout, &s.y, Some(&s.x), &mut s.z);
+            match &block.quantized {
+                Some((_, second)) => {
+                    quantize(layout, c, &s.y, &mut s.bytes);
+                    second.forward(layout, &s.bytes, Some(&s.x), &mut s.sums, &mut s.z);
+                }
+                None => block.second.forward_3x3(layout, &s.y, Some(&s.x), &mut s.z),
+            }
             std::mem::swap(&mut s.x, &mut s.z);
         }
 

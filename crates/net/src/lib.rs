@@ -26,6 +26,7 @@ mod folded;
 mod model;
 mod network;
 pub mod onnx;
+mod quantized;
 mod rows;
 mod train;
 
@@ -38,5 +39,5 @@ pub use device::parse_device;
 pub use error::NetError;
 pub use evaluator::{masked_softmax, EvalStats, NetEvaluator};
 pub use model::{forward_flops, Model, ModelOutput, AUX_OUTPUTS, MATERIAL_TARGET_POINTS};
-pub use network::{grid_of, Network, RawOutputs};
+pub use network::{grid_of, Network, Precision, RawOutputs};
 pub use train::{LrSchedule, OptimizerKind, TrainConfig, TrainStats, Trainer, TrainingSample};

@@ -23,6 +23,39 @@ pub struct RawOutputs {
     pub aux: Vec<f32>,
 }
 
+/// The arithmetic of the network's 3x3 convolutions (stem and residual tower) on the CPU
+/// ([`Network::with_precision`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// 32-bit floats, as trained.
+    #[default]
+    F32,
+    /// Bytes: each position's activations and each output channel's weights rounded to 8 bits,
+    /// summed exactly (AVX-512 VNNI where the CPU has it; the same results anywhere else, only
+    /// slower).
+    Int8,
+}
+
+impl Precision {
+    /// The name used in configs and player specs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Int8 => "int8",
+        }
+    }
+
+    /// Parses [`Precision::name`].
+    pub fn parse(text: &str) -> Option<Precision> {
+        match text {
+            "f32" => Some(Precision::F32),
+            "int8" => Some(Precision::Int8),
+            _ => None,
+        }
+    }
+}
+
 /// A policy/value network ready to run: the model, what it was built for, and its device.
 #[derive(Clone, Debug)]
 pub struct Network {
@@ -33,6 +66,7 @@ pub struct Network {
     /// On burn's CPU device: the same model with batch normalisation folded in, which
     /// [`Network::forward`] runs instead of burn (crate `folded`).
     folded: Option<Arc<FoldedModel>>,
+    precision: Precision,
 }
 
 /// Gives every parameter an id from its position in the model, so that optimizer state (keyed
@@ -84,9 +118,31 @@ impl Network {
         // Folding reads tensors the architecture guarantees; were one missing, burn's own
         // forward pass (always correct, only slower) would run instead.
         let folded = (device == Device::flex())
-            .then(|| FoldedModel::new(&model, &config, PLANES, grid).ok().map(Arc::new))
+            .then(|| FoldedModel::new(&model, &config, PLANES, grid, Precision::F32).ok().map(Arc::new))
             .flatten();
-        Network { model, config, grid, device, folded }
+        Network { model, config, grid, device, folded, precision: Precision::F32 }
+    }
+
+    /// The same network with its 3x3 convolutions run at `precision` on the CPU. Elsewhere (burn's
+    /// forward pass on a GPU) the precision is the device's and this is an error for `Int8`.
+    pub fn with_precision(&self, precision: Precision) -> Result<Network, NetError> {
+        if precision == self.precision {
+            return Ok(self.clone());
+        }
+        if self.device != Device::flex() {
+            return Err(NetError::Config(format!(
+                "precision {} runs on the cpu device only, not {:?}",
+                precision.name(),
+                self.device
+            )));
+        }
+        let folded = FoldedModel::new(&self.model, &self.config, PLANES, self.grid, precision)?;
+        Ok(Network { folded: Some(Arc::new(folded)), precision, ..self.clone() })
+    }
+
+    /// The precision of [`Network::forward`] (see [`Network::with_precision`]).
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// The architecture.

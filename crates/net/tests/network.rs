@@ -10,7 +10,7 @@ use camelot_game::{mirror_action, mirror_planes, planes_len, ActionCodec, Camelo
 use camelot_net::checkpoint::{load_training_state, save_training_state};
 use camelot_net::{
     grid_of, load_checkpoint, parse_device, save_checkpoint, CheckpointInfo, CheckpointPaths, Device, LrSchedule,
-    NetConfig, NetEvaluator, Network, OptimizerKind, TrainConfig, Trainer, TrainingSample,
+    NetConfig, NetEvaluator, Network, OptimizerKind, Precision, TrainConfig, Trainer, TrainingSample,
 };
 use camelot_rules::Ruleset;
 use camelot_search::{Evaluations, Evaluator, GameState as _, SearchConfig, Searcher, Tree};
@@ -390,6 +390,44 @@ fn the_folded_cpu_model_gives_burns_outputs_within_1e_4() {
             assert_eq!(folded.aux.is_empty(), !config.aux_heads);
         }
         assert!(net.forward(&[0.0; 3], 1).is_err(), "a wrong number of floats is refused");
+    }
+}
+
+#[test]
+fn an_int8_network_keeps_the_f32_outputs_within_its_rounding() {
+    // Trained a little, as above, so that activations and folded kernels are a trained
+    // network's rather than an initialisation's; Camette's architecture pools in every block,
+    // which runs between the two quantized convolutions of a block.
+    for (variant, config) in [("camelot", NetConfig::new(2, 32)), ("camette", pooled_without_aux())] {
+        let Fixture { codec, samples, mut rng, .. } = Fixture::new(variant, 4, 16);
+        let net = Network::new(&config, grid_of(&codec), &cpu(), 11).expect("network");
+        let mut trainer = Trainer::new(&net, codec, fitting_config(false)).expect("trainer");
+        let batch: Vec<&TrainingSample> = samples.iter().collect();
+        for _ in 0..20 {
+            trainer.train_step(&batch, &mut rng).expect("step");
+        }
+        let net = trainer.network();
+        let int8 = net.with_precision(Precision::Int8).expect("int8 on the cpu");
+        assert_eq!((net.precision(), int8.precision()), (Precision::F32, Precision::Int8));
+        let states = sample_states(&rules(variant), 9, 13);
+        let planes: Vec<f32> = states.iter().flat_map(planes).collect();
+        let want = net.forward(&planes, 13).expect("f32");
+        let got = int8.forward(&planes, 13).expect("int8");
+        let policy = max_relative_difference(&got.policy_logits, &want.policy_logits);
+        let value = got.wdl.iter().zip(&want.wdl).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+        let aux = max_relative_difference(&got.aux, &want.aux);
+        assert!(policy < 0.02 && value < 0.01 && aux < 0.02, "{variant}: policy {policy}, value {value}, aux {aux}");
+        assert!(policy > 0.0, "{variant}: the int8 convolutions ran (their rounding shows)");
+        // Each position is rounded on a scale of its own: alone or in a batch, the same outputs
+        // up to the f32 stem's summation order.
+        let alone = int8.forward(&planes[..planes.len() / 13], 1).expect("one");
+        let first = &got.policy_logits[..alone.policy_logits.len()];
+        assert!(
+            max_relative_difference(&alone.policy_logits, first) < 1e-3,
+            "{variant}: a position's batch changed it"
+        );
+        // Back to f32 is the network as trained.
+        assert_eq!(int8.with_precision(Precision::F32).expect("f32").forward(&planes, 13).expect("f32"), want);
     }
 }
 

@@ -163,6 +163,12 @@ pub struct SelfplayConfig {
     /// gain little from splitting one pass over cores and lose to their synchronisation.
     #[serde(default)]
     pub network_threads: u32,
+    /// Arithmetic of the network's 3x3 convolutions in self-play and evaluation on the CPU
+    /// (`camelot_net::Precision`): `"f32"` (default), or `"int8"`, 8-bit activations and
+    /// weights summed exactly, about twice the positions a second where the CPU has AVX-512
+    /// VNNI (docs/BENCHMARKS.md, "An 8-bit network on the CPU").
+    #[serde(default)]
+    pub precision: camelot_net::Precision,
     /// Weight of the network's predicted final material in the value the search sees (0: off;
     /// KataGo's score utility in spirit, see `NetEvaluator::with_material_utility`). Self-play
     /// and evaluation games both use it; the targets are the games' results.
@@ -726,6 +732,8 @@ impl RunConfig {
             // keep their players' names.
             forced: self.play.forced.then_some(true),
             policy_temperature: Some(self.play.policy_temperature).filter(|&t| t != 1.0),
+            // The ladder plays the networks at self-play's arithmetic (its time is the run's).
+            precision: s.precision,
             ..MctsConfig::default()
         }
     }

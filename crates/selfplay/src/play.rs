@@ -122,17 +122,19 @@ pub fn play_selfplay_group(
     let s = &config.selfplay;
     // A fresh cache per group keeps a group's games independent of what ran before, so a
     // group replayed after a crash is identical.
-    let new_evaluator = |network: &Network| {
-        TimedEvaluator::new(
-            NetEvaluator::new(network.clone(), s.cache as usize)
+    let new_evaluator = |network: &Network| -> Result<TimedEvaluator<NetEvaluator>, SelfplayError> {
+        Ok(TimedEvaluator::new(
+            NetEvaluator::new(network.with_precision(s.precision)?, s.cache as usize)
                 .with_material_utility(s.material_utility)
                 .with_material_scale(s.material_scale)
                 .with_moves_left_utility(s.moves_left_utility),
-        )
+        ))
     };
     // Evaluator 0 is the learner's; evaluator k + 1 is opponent k's.
-    let mut evaluators: Vec<TimedEvaluator<NetEvaluator>> =
-        std::iter::once(learner.network).chain(opponents.iter().map(|o| o.network)).map(new_evaluator).collect();
+    let mut evaluators: Vec<TimedEvaluator<NetEvaluator>> = std::iter::once(learner.network)
+        .chain(opponents.iter().map(|o| o.network))
+        .map(new_evaluator)
+        .collect::<Result<_, _>>()?;
     let mut full = Searcher::new(config.full_search_in(learner.generation)).map_err(search_error)?;
     let mut fast = Searcher::new(config.fast_search_in(learner.generation)).map_err(search_error)?;
     let start = CamelotState::new(rules.clone());

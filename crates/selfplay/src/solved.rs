@@ -102,7 +102,7 @@ fn tally_part<'a>(
 ) -> Result<(OptimalTally, Vec<Miss>), SelfplayError> {
     let mut player = spec.build_with(rules, ChaCha8Rng::seed_from_u64(seed), models)?;
     let network = match spec {
-        PlayerSpec::Mcts(config) => Some(models.network(&config.model, &config.device, rules)?),
+        PlayerSpec::Mcts(config) => Some(config.network(models, rules)?.0),
         _ => None,
     };
     let mut planes = Vec::new();

@@ -52,6 +52,8 @@ fn bad_values_are_refused_naming_their_key() {
             "evaluation.sprt.max_pairs",
         ),
         ("unknown", "[selfplay]", "[selfplay]\nmaterial_utilty = 0.2", "material_utilty"),
+        // Named by its line (serde's enum error: the line, its column, and `expected f32 or int8`).
+        ("precision", "[selfplay]", "[selfplay]\nprecision = \"f16\"", "precision = \"f16\""),
         ("unknown play key", "[selfplay]", "[play]\ngumble = true\n\n[selfplay]", "gumble"),
         // The Elo plot's anchor must be a fixed player of the ladder.
         ("anchor absent", "[evaluation]", "[evaluation]\nrating_anchor = \"greedy\"", "evaluation.rating_anchor"),
