@@ -310,21 +310,21 @@ impl Padded {
     }
 
     /// Zeroes every cell of `x` (`channels` floats each) that is not on a board.
-    pub(crate) fn clear_margins(&self, x: &mut [f32], channels: usize) {
+    pub(crate) fn clear_margins<T: Copy + Default>(&self, x: &mut [T], channels: usize) {
         let (first, end) = (self.first_cell(), self.end_cell());
-        x[..first * channels].fill(0.0);
-        x[end * channels..self.len() * channels].fill(0.0);
+        x[..first * channels].fill(T::default());
+        x[end * channels..self.len() * channels].fill(T::default());
         for image in 0..self.images {
             for rank in 0..self.ranks {
                 let pad = self.cell(image, rank, 0) - 1;
                 if pad >= first {
-                    x[pad * channels..(pad + 1) * channels].fill(0.0);
+                    x[pad * channels..(pad + 1) * channels].fill(T::default());
                 }
             }
             if image + 1 < self.images {
                 // The zero rank below this image (and its row's left cell, the next pad).
                 let rank = self.cell(image + 1, 0, 0) - 1 - self.stride;
-                x[rank * channels..(rank + self.stride) * channels].fill(0.0);
+                x[rank * channels..(rank + self.stride) * channels].fill(T::default());
             }
         }
     }
