@@ -83,7 +83,7 @@ pub struct MctsConfig {
     /// `None`: as the model was trained, else 0.
     pub draw_penalty: Option<f32>,
     /// Arithmetic of the network's 3x3 convolutions on the CPU (`Network::with_precision`):
-    /// `f32` as trained, or `int8` (about twice the positions a second with AVX-512 VNNI).
+    /// `f32` as trained, or `int8` (2.5-2.7x the positions a second with AVX-512 VNNI).
     pub precision: Precision,
     /// Device: `cpu`, `cuda`, `cuda:N`, `wgpu`.
     pub device: String,

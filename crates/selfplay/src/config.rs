@@ -165,7 +165,7 @@ pub struct SelfplayConfig {
     pub network_threads: u32,
     /// Arithmetic of the network's 3x3 convolutions in self-play and evaluation on the CPU
     /// (`camelot_net::Precision`): `"f32"` (default), or `"int8"`, 8-bit activations and
-    /// weights summed exactly, about twice the positions a second where the CPU has AVX-512
+    /// weights summed exactly, 2.5-2.7x the positions a second where the CPU has AVX-512
     /// VNNI (docs/BENCHMARKS.md, "An 8-bit network on the CPU").
     #[serde(default)]
     pub precision: camelot_net::Precision,
