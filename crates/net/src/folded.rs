@@ -438,7 +438,7 @@ struct Scratch {
     pooled: Vec<f32>,
     dense: Vec<f32>,
     head: Vec<f32>,
-    /// [`Precision::Int8`]: the tower convolution's input in bytes, and its `i32` sums.
+    /// [`Precision::Int8`]: a 3x3 convolution's input in bytes, and its `i32` sums.
     bytes: QuantizedActivations,
     sums: Vec<i32>,
 }
@@ -473,8 +473,8 @@ impl std::fmt::Debug for FoldedModel {
 }
 
 impl FoldedModel {
-    /// `model` (in inference mode) folded, for `planes` input planes on `grid`, its tower's
-    /// convolutions run at `precision`.
+    /// `model` (in inference mode) folded, for `planes` input planes on `grid`, its 3x3
+    /// convolutions (stem and tower) run at `precision`.
     pub(crate) fn new(
         model: &Model,
         config: &NetConfig,
