@@ -350,6 +350,12 @@ impl Padded {
         }
     }
 
+    /// The padded cells from `image`'s first board cell to its last: its ranks and the margin
+    /// cells between them.
+    pub(crate) fn image_span(&self, image: usize) -> std::ops::Range<usize> {
+        self.cell(image, 0, 0)..self.cell(image, self.ranks - 1, self.files - 1) + 1
+    }
+
     /// The board cells of `image` as ranges of padded cells, one per rank.
     pub(crate) fn ranks_of(&self, image: usize) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
         (0..self.ranks).map(move |rank| {

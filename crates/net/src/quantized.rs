@@ -116,15 +116,17 @@ impl QuantizedConv {
         let cells = end - first;
         sums.resize(cells * self.padded_outputs, 0);
         assert!(x.bytes.len() >= layout.len() * self.inputs + 4, "quantized input with its slack");
-        #[cfg(target_arch = "x86_64")]
         if self.vnni {
-            // SAFETY: `has_vnni` checked the features; the bounds are those `products_portable`
-            // indexes (asserted above: every window lies inside the padded buffer, whose slack
-            // covers a group's bytes past a window's end).
-            unsafe { self.products_vnni(layout, &x.bytes, sums) };
-            return self.finish(layout, x, residual, sums, out);
+            // SAFETY: `has_vnni` checked the features (it is false off x86-64); the bounds are
+            // those `products_portable` indexes (asserted above: every window lies inside the
+            // padded buffer, whose slack covers a group's bytes past a window's end).
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                self.products_vnni(layout, &x.bytes, sums)
+            };
+        } else {
+            self.products_portable(layout, &x.bytes, sums);
         }
-        self.products_portable(layout, &x.bytes, sums);
         self.finish(layout, x, residual, sums, out)
     }
 
@@ -173,6 +175,9 @@ impl QuantizedConv {
                         let w0 = _mm512_loadu_si512(w as *const __m512i);
                         let w1 = _mm512_loadu_si512(w.add(64) as *const __m512i);
                         let a = base.add(4 * group);
+                        // A full block's loop has a constant trip count, so its sixteen
+                        // accumulators stay in registers; the last, partial block of the batch
+                        // takes the counted loop.
                         if block == CELL_BLOCK {
                             for (c, acc) in acc.iter_mut().enumerate() {
                                 let bytes = _mm512_set1_epi32((a.add(c * inputs) as *const i32).read_unaligned());
@@ -218,7 +223,7 @@ impl QuantizedConv {
             }
             // The image's cells in one pass, the margin cells between its ranks included
             // (their sums are a window's over zeros and margins; they are zeroed below).
-            let (start, end) = (layout.cell(image, 0, 0), layout.cell(image, layout.ranks - 1, layout.files - 1) + 1);
+            let std::ops::Range { start, end } = layout.image_span(image);
             let dst = &mut out[start * o..end * o];
             let src = &sums[(start - first) * po..(end - first) * po];
             let res = residual.map(|r| &r[start * o..end * o]);
@@ -270,22 +275,21 @@ pub(crate) struct QuantizedActivations {
 
 /// Quantizes padded, non-negative `x` (`channels` floats a cell, margins zero) into `out`.
 pub(crate) fn quantize(layout: Padded, channels: usize, x: &[f32], out: &mut QuantizedActivations) {
-    // Every board cell is written below: only the margins and the slack need zeroing.
+    // Every cell of every image's span is written below: only the margins between images,
+    // before the first and after the last, and the slack need zeroing.
     out.bytes.resize(layout.len() * channels + 4, 0);
     layout.clear_margins(&mut out.bytes, channels);
     out.bytes[layout.len() * channels..].fill(0);
     out.scales.clear();
     for image in 0..layout.images {
-        let max = layout
-            .ranks_of(image)
-            .map(|cells| max_of(&x[cells.start * channels..cells.end * channels]))
-            .fold(0.0f32, f32::max);
+        // The image's span in one pass: the margin cells between its ranks are zeros in `x`,
+        // which change neither the maximum nor their bytes.
+        let cells = layout.image_span(image);
+        let range = cells.start * channels..cells.end * channels;
+        let max = max_of(&x[range.clone()]);
         let (scale, inverse) = if max > 0.0 { (max / 255.0, 255.0 / max) } else { (1.0, 0.0) };
         out.scales.push(scale);
-        for cells in layout.ranks_of(image) {
-            let range = cells.start * channels..cells.end * channels;
-            to_bytes(&mut out.bytes[range.clone()], &x[range], inverse);
-        }
+        to_bytes(&mut out.bytes[range.clone()], &x[range], inverse);
     }
 }
 
