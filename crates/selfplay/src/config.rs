@@ -166,7 +166,8 @@ pub struct SelfplayConfig {
     /// Arithmetic of the network's 3x3 convolutions in self-play and evaluation on the CPU
     /// (`camelot_net::Precision`): `"f32"` (default), or `"int8"`, 8-bit activations and
     /// weights summed exactly, 2.5-2.7x the positions a second where the CPU has AVX-512
-    /// VNNI (docs/BENCHMARKS.md, "An 8-bit network on the CPU").
+    /// VNNI (docs/BENCHMARKS.md, "An 8-bit network on the CPU"). Later networks may use
+    /// another (`precision_schedule`).
     #[serde(default)]
     pub precision: camelot_net::Precision,
     /// Weight of the network's predicted final material in the value the search sees (0: off;
@@ -234,6 +235,25 @@ pub struct SelfplayConfig {
     /// visits over a run the same way. Empty (default): `simulations` throughout.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub simulations_schedule: Vec<SimulationStep>,
+    /// Another arithmetic for later networks: from network `from_generation` on, its self-play
+    /// and evaluation games use `precision` instead of `selfplay.precision` (the last step
+    /// reached applies). A run's first generations, whose trajectory any change redraws, keep
+    /// the arithmetic they were measured in, and the rest take half the time (hour.toml's run
+    /// continued in `int8` from generation 60: 25 s a generation against about 52 s in `f32`;
+    /// docs/BENCHMARKS.md, "What the 8-bit network's time buys past generation 60"). Empty
+    /// (default): `precision` throughout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub precision_schedule: Vec<PrecisionStep>,
+}
+
+/// One step of [`SelfplayConfig::precision_schedule`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrecisionStep {
+    /// The first network (by generation) whose games use this arithmetic.
+    pub from_generation: u32,
+    /// Its arithmetic.
+    pub precision: camelot_net::Precision,
 }
 
 /// One step of [`SelfplayConfig::simulations_schedule`].
@@ -254,6 +274,15 @@ impl SelfplayConfig {
             .rev()
             .find(|step| step.from_generation <= generation)
             .map_or(self.simulations, |step| step.simulations)
+    }
+
+    /// Arithmetic of the network `generation` in its self-play and evaluation games.
+    pub fn precision_in(&self, generation: u32) -> camelot_net::Precision {
+        self.precision_schedule
+            .iter()
+            .rev()
+            .find(|step| step.from_generation <= generation)
+            .map_or(self.precision, |step| step.precision)
     }
 }
 
@@ -534,6 +563,15 @@ impl RunConfig {
                 return key(&step_key, &why);
             }
         }
+        for (i, pair) in s.precision_schedule.windows(2).enumerate() {
+            if pair[1].from_generation <= pair[0].from_generation {
+                let why = format!(
+                    "from_generation {} must come after the step before ({})",
+                    pair[1].from_generation, pair[0].from_generation
+                );
+                return key(&format!("selfplay.precision_schedule[{}]", i + 1), &why);
+            }
+        }
         if s.gumbel && s.gumbel_m < 2 {
             return key("selfplay.gumbel_m", "must be at least 2");
         }
@@ -717,8 +755,9 @@ impl RunConfig {
     /// penalty as trained (the model card's, which are this config's), the forced pass as
     /// played (`play.forced`). Its spec string names
     /// the network in results, and its search is the one the evaluation plays (one definition
-    /// for both).
-    pub fn evaluation_player(&self, model: &str) -> MctsConfig {
+    /// for both). `generation` is the network's, which sets its arithmetic
+    /// (`selfplay.precision_schedule`).
+    pub fn evaluation_player(&self, model: &str, generation: u32) -> MctsConfig {
         let s = &self.selfplay;
         MctsConfig {
             model: model.to_string(),
@@ -733,7 +772,7 @@ impl RunConfig {
             forced: self.play.forced.then_some(true),
             policy_temperature: Some(self.play.policy_temperature).filter(|&t| t != 1.0),
             // The ladder plays the networks at self-play's arithmetic (its time is the run's).
-            precision: s.precision,
+            precision: s.precision_in(generation),
             ..MctsConfig::default()
         }
     }

@@ -120,11 +120,13 @@ pub fn play_selfplay_group(
 ) -> Result<GroupOutput, SelfplayError> {
     let started = Instant::now();
     let s = &config.selfplay;
+    // Opponents play at the learner's arithmetic: the group's games are its generation's.
+    let precision = s.precision_in(learner.generation);
     // A fresh cache per group keeps a group's games independent of what ran before, so a
     // group replayed after a crash is identical.
     let new_evaluator = |network: &Network| -> Result<TimedEvaluator<NetEvaluator>, SelfplayError> {
         Ok(TimedEvaluator::new(
-            NetEvaluator::new(network.with_precision(s.precision)?, s.cache as usize)
+            NetEvaluator::new(network.with_precision(precision)?, s.cache as usize)
                 .with_material_utility(s.material_utility)
                 .with_material_scale(s.material_scale)
                 .with_moves_left_utility(s.moves_left_utility),

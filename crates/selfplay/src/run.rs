@@ -272,7 +272,7 @@ impl Run {
     /// directory plays the same network with the same search (the path is relative to the run,
     /// so a run can be moved or compared with another).
     pub fn player_spec(&self, g: u32) -> String {
-        camelot_arena::PlayerSpec::Mcts(self.config.evaluation_player(&layout::model_stem(g))).to_string()
+        camelot_arena::PlayerSpec::Mcts(self.config.evaluation_player(&layout::model_stem(g), g)).to_string()
     }
 
     /// Every game played while model `g` was the newest, in shard-key order.

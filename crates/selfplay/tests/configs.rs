@@ -68,6 +68,12 @@ fn bad_values_are_refused_naming_their_key() {
             "selfplay.simulations_schedule[1]",
         ),
         (
+            "precision order",
+            "[selfplay]",
+            "[selfplay]\nprecision_schedule = [{ from_generation = 6, precision = \"int8\" }, { from_generation = 3, precision = \"f32\" }]",
+            "selfplay.precision_schedule[1]",
+        ),
+        (
             "schedule zero",
             "[selfplay]",
             "[selfplay]\nsimulations_schedule = [{ from_generation = 4, simulations = 0 }]",
@@ -110,6 +116,21 @@ fn the_simulation_schedule_raises_the_full_searches_from_its_generation_on() {
     assert_eq!(sims, vec![base, base, 40, 40, 40, 50, 50]);
     let again = RunConfig::parse(&config.to_toml(), Path::new("steps.toml")).expect("run.toml form");
     assert_eq!(config, again);
+
+    // The arithmetic's steps: self-play and the ladder's player of each network alike.
+    let text = tiny.replacen(
+        "[selfplay]",
+        "[selfplay]\nprecision_schedule = [{ from_generation = 3, precision = \"int8\" }, { from_generation = 5, precision = \"f32\" }]",
+        1,
+    );
+    let config = RunConfig::parse(&text, Path::new("steps.toml")).expect("precision steps");
+    use camelot_net::Precision::{Int8, F32};
+    let arithmetic: Vec<_> = (0..7).map(|g| config.selfplay.precision_in(g)).collect();
+    assert_eq!(arithmetic, vec![F32, F32, F32, Int8, Int8, F32, F32]);
+    let players: Vec<_> = (0..7).map(|g| config.evaluation_player("m", g).precision).collect();
+    assert_eq!(players, arithmetic);
+    let again = RunConfig::parse(&config.to_toml(), Path::new("steps.toml")).expect("run.toml form");
+    assert_eq!(config, again);
 }
 
 /// The root rule each shipped budget's networks are played with by default, as measured on the
@@ -145,17 +166,17 @@ fn the_cards_name_the_root_rule_each_budget_plays_best_with() {
     let camette = load("camette.toml");
     assert!(camette.selfplay.forced_pass && camette.full_search().forced_pass);
     assert!(camette.play_settings().gumbel && camette.play_settings().forced);
-    let measured = camette.evaluation_player("m");
+    let measured = camette.evaluation_player("m", 0);
     assert_eq!((measured.gumbel, measured.forced), (Some(true), Some(true)));
     // The forced pass: in the cards, the evaluation's player and self-play's searches only
     // where asked for, each key on its own.
     let plain = RunConfig::parse(&tiny, file).expect("tiny");
-    assert!(!plain.play_settings().forced && plain.evaluation_player("m").forced.is_none());
+    assert!(!plain.play_settings().forced && plain.evaluation_player("m", 0).forced.is_none());
     assert!(!plain.full_search().forced_pass && !plain.fast_search_in(0).forced_pass);
     let played = RunConfig::parse(&tiny.replacen("[selfplay]", "[play]\nforced = true\n\n[selfplay]", 1), file)
         .expect("with play.forced");
     assert!(played.play_settings().forced && !played.full_search().forced_pass);
-    let player = played.evaluation_player("m");
+    let player = played.evaluation_player("m", 0);
     assert_eq!(player.forced, Some(true));
     assert!(player.search_config(None).forced_pass);
     assert!(camelot_arena::PlayerSpec::Mcts(player).to_string().contains(",forced"));
@@ -166,7 +187,7 @@ fn the_cards_name_the_root_rule_each_budget_plays_best_with() {
     // The policy temperature: 1 unless `[play]` sets it; set, it is in the cards and the
     // evaluation's player (and its name in results); outside [0.1, 10] the config is refused.
     assert_eq!(plain.play_settings().policy_temperature, 1.0);
-    assert_eq!(plain.evaluation_player("m").policy_temperature, None);
+    assert_eq!(plain.evaluation_player("m", 0).policy_temperature, None);
     let tempered = RunConfig::parse(
         &tiny.replacen(
             "[selfplay]",
@@ -180,7 +201,7 @@ policy_temperature = 1.5
     )
     .expect("with play.policy_temperature");
     assert_eq!(tempered.play_settings().policy_temperature, 1.5);
-    let player = tempered.evaluation_player("m");
+    let player = tempered.evaluation_player("m", 0);
     assert_eq!(player.search_config(None).policy_temperature, 1.5);
     assert!(camelot_arena::PlayerSpec::Mcts(player).to_string().contains(",ptemp=1.5"));
     assert_eq!(tempered.full_search().policy_temperature, 1.0, "self-play keeps the priors as they are");
@@ -198,7 +219,7 @@ fn the_evaluation_player_searches_with_the_self_play_constants() {
     let tiny = std::fs::read_to_string(configs_dir().join("tiny.toml")).expect("tiny");
     let text = tiny.replacen("[selfplay]", "[selfplay]\ngumbel_c_scale = 0.3\nc_puct = 2.5", 1);
     let config = RunConfig::parse(&text, Path::new("constants.toml")).expect("constants");
-    let player = config.evaluation_player("models/000003");
+    let player = config.evaluation_player("models/000003", 0);
     assert_eq!(player.gumbel, Some(config.selfplay.gumbel));
     assert_eq!(player.gumbel_c_scale, 0.3);
     assert_eq!(player.c_puct, 2.5);
