@@ -269,21 +269,28 @@ pub struct SimulationStep {
 impl SelfplayConfig {
     /// Simulations of a full search in the self-play games of network `generation`.
     pub fn simulations_in(&self, generation: u32) -> u32 {
-        self.simulations_schedule
-            .iter()
-            .rev()
-            .find(|step| step.from_generation <= generation)
+        step_reached(&self.simulations_schedule, generation, |step| step.from_generation)
             .map_or(self.simulations, |step| step.simulations)
     }
 
     /// Arithmetic of the network `generation` in its self-play and evaluation games.
     pub fn precision_in(&self, generation: u32) -> camelot_net::Precision {
-        self.precision_schedule
-            .iter()
-            .rev()
-            .find(|step| step.from_generation <= generation)
+        step_reached(&self.precision_schedule, generation, |step| step.from_generation)
             .map_or(self.precision, |step| step.precision)
     }
+}
+
+/// The last step of a schedule whose `from_generation` the network `generation` has reached.
+fn step_reached<S>(steps: &[S], generation: u32, from: impl Fn(&S) -> u32) -> Option<&S> {
+    steps.iter().rev().find(|step| from(step) <= generation)
+}
+
+/// The first step of a schedule that does not come after the one before it: its index and why.
+fn misordered_step<S>(steps: &[S], from: impl Fn(&S) -> u32) -> Option<(usize, String)> {
+    steps.windows(2).position(|pair| from(&pair[1]) <= from(&pair[0])).map(|i| {
+        let (before, step) = (from(&steps[i]), from(&steps[i + 1]));
+        (i + 1, format!("from_generation {step} must come after the step before ({before})"))
+    })
 }
 
 /// Which positions each generation trains on.
@@ -546,15 +553,11 @@ impl RunConfig {
         if s.fast_simulations > s.simulations {
             return key("selfplay.fast_simulations", "must not exceed selfplay.simulations");
         }
+        if let Some((i, why)) = misordered_step(&s.simulations_schedule, |step| step.from_generation) {
+            return key(&format!("selfplay.simulations_schedule[{i}]"), &why);
+        }
         for (i, step) in s.simulations_schedule.iter().enumerate() {
             let step_key = format!("selfplay.simulations_schedule[{i}]");
-            if let Some(before) = i.checked_sub(1).map(|j| s.simulations_schedule[j].from_generation) {
-                if step.from_generation <= before {
-                    let why =
-                        format!("from_generation {} must come after the step before ({before})", step.from_generation);
-                    return key(&step_key, &why);
-                }
-            }
             if step.simulations == 0 || step.simulations < s.fast_simulations {
                 let why = format!(
                     "simulations {} must be at least 1 and at least selfplay.fast_simulations ({})",
@@ -563,14 +566,8 @@ impl RunConfig {
                 return key(&step_key, &why);
             }
         }
-        for (i, pair) in s.precision_schedule.windows(2).enumerate() {
-            if pair[1].from_generation <= pair[0].from_generation {
-                let why = format!(
-                    "from_generation {} must come after the step before ({})",
-                    pair[1].from_generation, pair[0].from_generation
-                );
-                return key(&format!("selfplay.precision_schedule[{}]", i + 1), &why);
-            }
+        if let Some((i, why)) = misordered_step(&s.precision_schedule, |step| step.from_generation) {
+            return key(&format!("selfplay.precision_schedule[{i}]"), &why);
         }
         if s.gumbel && s.gumbel_m < 2 {
             return key("selfplay.gumbel_m", "must be at least 2");
